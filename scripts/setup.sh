@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Set up swk on a Debian machine: system packages, and a venv at .venv made
+# with GDB's own Python (GDB embeds the system Python, not the one on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+PKGS="gdb gcc g++ binutils elfutils python3 python3-venv python3.11-venv libc6-dbg"
+missing=""
+for p in $PKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "swk setup: installing$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+# GDB's embedded Python: its prefix and version pick the interpreter for the venv.
+read -r GDB_PREFIX GDB_PYVER < <(gdb -nx -batch -ex \
+  'python import sys; print(sys.base_exec_prefix, "%d.%d" % sys.version_info[:2])' 2>/dev/null | tail -n 1)
+PY="$GDB_PREFIX/bin/python$GDB_PYVER"
+if [ ! -x "$PY" ]; then
+  echo "swk setup: GDB embeds Python $GDB_PYVER but $PY does not exist" >&2
+  exit 1
+fi
+if [ -x .venv/bin/python ] && ! .venv/bin/python -c "import sys; sys.exit(0 if '%d.%d' % sys.version_info[:2] == '$GDB_PYVER' else 1)"; then
+  echo "swk setup: .venv was made with another Python; recreating it with $PY"
+  rm -rf .venv
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import elftools, capstone, pytest" 2>/dev/null; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+fi
+echo "swk setup: ready (.venv with GDB's Python $GDB_PYVER)"

@@ -1,0 +1,267 @@
+"""GDB back-end: ProcessState and LibraryState over GDB's Python API.
+
+Registers of each thread are read once per stop (switching threads and back
+when needed); memory is read by page through the inferior and cached until
+GDB reports a stop, a resume, or a memory or register change.
+"""
+import os
+import re
+
+import gdb
+
+from ...arch import get_architecture
+from ...elf.module import open_module, module_from_memory
+from ...errors import MemoryReadError, NoProcessError, RegisterError
+from ...procstate import Library, LibraryState, ProcessState
+
+AT_PHDR, AT_BASE, AT_ENTRY, AT_SYSINFO_EHDR = 3, 7, 9, 33
+DT_NULL, DT_DEBUG = 0, 21
+_AUXV_LINE = re.compile(r"^(\d+)\s+\S+.*?\s(0x[0-9a-fA-F]+|\d+)(?:\s+\".*\")?\s*$")
+
+
+def thread_tid(thread):
+    pid, lwp, tid = thread.ptid
+    return lwp or tid or pid
+
+
+class GdbProcessState(ProcessState):
+    def __init__(self, inferior=None):
+        self.inferior = inferior or gdb.selected_inferior()
+        try:
+            arch_name = self.inferior.architecture().name()
+        except (gdb.error, RuntimeError):
+            arch_name = "i386:x86-64"
+        super().__init__(get_architecture(arch_name), None)
+        self.library_state = GdbLibraryState(self)
+        self._thread_map = None
+
+    # --- threads ---------------------------------------------------------------------
+    def _threads(self):
+        if self._thread_map is None:
+            threads = sorted(self.inferior.threads(), key=lambda t: t.num)
+            self._thread_map = {thread_tid(t): t for t in threads}
+        return self._thread_map
+
+    def invalidate(self):
+        super().invalidate()
+        self._thread_map = None
+
+    def get_thread_ids(self):
+        return list(self._threads())
+
+    def get_default_thread(self):
+        th = gdb.selected_thread()
+        if th is None or th.inferior != self.inferior:
+            ids = self.get_thread_ids()
+            if not ids:
+                raise NoProcessError("no process: start the program or load a core file")
+            return ids[0]
+        return thread_tid(th)
+
+    def gdb_thread(self, tid):
+        try:
+            return self._threads()[tid]
+        except KeyError:
+            raise RegisterError(f"no thread with id {tid}") from None
+
+    def thread_label(self, tid):
+        th = self._threads().get(tid)
+        return (th.num if th is not None else None), tid
+
+    def get_process_id(self):
+        return self.inferior.pid or None
+
+    # --- registers -------------------------------------------------------------------
+    def _read_registers(self, tid):
+        th = self.gdb_thread(tid)
+        if th.is_running():
+            raise RegisterError(f"thread {th.num} is running: interrupt it first")
+        if th.is_exited():
+            raise RegisterError(f"thread {th.num} has exited")
+        current = gdb.selected_thread()
+        frame = None
+        if current is not None and current != th:
+            try:
+                frame = gdb.selected_frame()
+            except gdb.error:
+                frame = None
+            th.switch()
+        try:
+            newest = gdb.newest_frame()
+            regs = {}
+            mask = (1 << (8 * self.arch.ptr_size)) - 1
+            for num, name in enumerate(self.arch.dwarf_names):
+                if not name:
+                    continue
+                try:
+                    regs[num] = int(newest.read_register(name)) & mask
+                except (gdb.error, ValueError):
+                    pass
+            return regs
+        except gdb.error as exc:
+            raise RegisterError(str(exc)) from None
+        finally:
+            if current is not None and current != th:
+                current.switch()
+                if frame is not None:
+                    try:
+                        frame.select()
+                    except gdb.error:
+                        pass
+
+    # --- memory ----------------------------------------------------------------------------
+    def _read_raw(self, addr, size):
+        try:
+            return self.inferior.read_memory(addr, size).tobytes()
+        except (gdb.MemoryError, gdb.error, OverflowError, ValueError) as exc:
+            raise MemoryReadError(addr, size) from None
+
+
+class GdbLibraryState(LibraryState):
+    """Mirrors GDB's shared-library list from the dynamic linker's link map."""
+
+    def __init__(self, procstate):
+        super().__init__()
+        self.ps = procstate
+        self.dirty = True
+
+    def mark_dirty(self):
+        self.dirty = True
+
+    def _ensure(self):
+        if self._libs is None or self.dirty:
+            self.dirty = False
+            self.notify_of_update()
+
+    def get_libraries(self, allow_refresh=False):
+        if allow_refresh:
+            self.dirty = True
+        self._ensure()
+        return list(self._libs)
+
+    def auxv(self):
+        try:
+            text = gdb.execute("info auxv", to_string=True)
+        except gdb.error:
+            return {}
+        out = {}
+        for line in text.splitlines():
+            m = _AUXV_LINE.match(line.strip())
+            if m:
+                out[int(m.group(1))] = int(m.group(2), 0)
+        return out
+
+    def _objfile_paths(self):
+        paths = {}
+        for obj in gdb.objfiles():
+            name = obj.filename
+            if name and obj.is_valid():
+                paths.setdefault(os.path.basename(name), name)
+        return paths
+
+    def _resolve(self, name, objpaths):
+        if name and os.path.isabs(name) and os.path.exists(name):
+            return name
+        base = os.path.basename(name)
+        if base in objpaths:
+            return objpaths[base]
+        pid = self.ps.get_process_id()
+        if pid and name:
+            cand = os.path.join(f"/proc/{pid}/cwd", name)
+            if os.path.exists(cand):
+                return os.path.realpath(cand)
+        return name
+
+    def _scan(self):
+        inferior = self.ps.inferior
+        exe = inferior.progspace.filename if inferior.progspace else None
+        if exe is None:
+            return []
+        auxv = self.auxv()
+        libs = []
+        exe_mod = open_module(exe)
+        bias = 0
+        if exe_mod.is_pie_or_shared and AT_ENTRY in auxv:
+            bias = auxv[AT_ENTRY] - exe_mod.entry
+        aout = Library(exe, bias, open_library_module)
+        aout.is_aout = True
+        libs.append(aout)
+        objpaths = self._objfile_paths()
+        seen = {exe}
+        for l_addr, name in self._link_map(exe_mod, bias):
+            if not name or name.startswith("linux-vdso") or name.startswith("linux-gate"):
+                continue
+            path = self._resolve(name, objpaths)
+            if path in seen:
+                continue
+            seen.add(path)
+            libs.append(Library(path, l_addr, open_library_module))
+        ehdr = auxv.get(AT_SYSINFO_EHDR)
+        if ehdr:
+            try:
+                libs.append(vdso_library(self.ps, ehdr))
+            except Exception:  # an unreadable vDSO only costs its own frames
+                pass
+        return libs
+
+    def _link_map(self, exe_mod, bias):
+        """(l_addr, l_name) of every link_map entry reachable from DT_DEBUG."""
+        ps = self.ps
+        ptr = ps.arch.ptr_size
+        r_debug = 0
+        try:
+            for seg in exe_mod.segments("PT_DYNAMIC"):
+                addr = seg[1] + bias
+                for i in range(1024):
+                    tag = ps.read_pointer(addr + 2 * ptr * i)
+                    if tag == DT_NULL:
+                        break
+                    if tag == DT_DEBUG:
+                        r_debug = ps.read_pointer(addr + 2 * ptr * i + ptr)
+                        break
+            if not r_debug:
+                try:
+                    r_debug = int(gdb.parse_and_eval("(unsigned long)&_r_debug"))
+                except gdb.error:
+                    return []
+            lm = ps.read_pointer(r_debug + ptr)
+            out = []
+            for _ in range(4096):
+                if not lm:
+                    break
+                l_addr = ps.read_pointer(lm)
+                l_name = ps.read_pointer(lm + ptr)
+                out.append((l_addr, read_c_string(ps, l_name) if l_name else ""))
+                lm = ps.read_pointer(lm + 3 * ptr)
+            return out
+        except MemoryReadError:
+            return []
+
+    def get_lib_trap_address(self):
+        try:
+            return int(gdb.parse_and_eval("(unsigned long)_r_debug.r_brk"))
+        except gdb.error:
+            return 0
+
+
+def read_c_string(ps, addr, limit=4096):
+    out = bytearray()
+    while len(out) < limit:
+        chunk = ps.read_memory(addr + len(out), 64 - ((addr + len(out)) % 64))
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            out += chunk[:nul]
+            break
+        out += chunk
+    return out.decode("utf-8", "replace")
+
+
+def open_library_module(lib):
+    return open_module(lib.path)
+
+
+def vdso_library(ps, ehdr):
+    mod = module_from_memory(ps.read_memory, ehdr, "[vdso]")
+    base = ehdr - mod.first_load_vaddr()
+    lib = Library("[vdso]", base, lambda _lib: mod)
+    return lib

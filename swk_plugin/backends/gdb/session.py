@@ -1,0 +1,59 @@
+"""Per-GDB-session state: one Walker per inferior, invalidated by GDB's events."""
+import gdb
+
+from ...errors import NoProcessError
+from ...walker import DEFAULT_FRAME_CAP, Walker
+from .procstate import GdbProcessState
+
+
+class Session:
+    def __init__(self):
+        self._walkers = {}   # inferior number -> Walker
+        self.frame_cap = DEFAULT_FRAME_CAP
+        self.debug = False
+
+    def walker(self, inferior=None):
+        """The Walker for the selected inferior, checked to have a stopped process or a core."""
+        inferior = inferior or gdb.selected_inferior()
+        if not inferior.threads():
+            if inferior.progspace is None or inferior.progspace.filename is None:
+                raise NoProcessError("swk-bt: no process: load a program and run it, attach, or load a core file")
+            raise NoProcessError("swk-bt: the program is not being run (no stack)")
+        th = gdb.selected_thread()
+        if th is not None and th.is_running():
+            raise NoProcessError("swk-bt: the selected thread is running: interrupt it first")
+        w = self._walkers.get(inferior.num)
+        if w is None or w.process_state.inferior != inferior or not inferior.is_valid():
+            w = Walker(GdbProcessState(inferior), frame_cap=self.frame_cap)
+            self._walkers[inferior.num] = w
+        w.frame_cap = self.frame_cap
+        return w
+
+    # --- invalidation ----------------------------------------------------------------
+    def on_target_changed(self, *_args):
+        """A stop, resume, or a write: registers and memory are stale."""
+        for w in self._walkers.values():
+            w.process_state.invalidate()
+            w.process_state.library_state.mark_dirty()
+
+    def on_objfiles_changed(self, *_args):
+        for w in self._walkers.values():
+            w.process_state.library_state.mark_dirty()
+            w.process_state.invalidate()
+
+    def on_inferior_gone(self, *_args):
+        self._walkers.clear()
+
+
+SESSION = Session()
+
+
+def connect_events():
+    ev = gdb.events
+    for reg in (ev.stop, ev.cont, ev.memory_changed, ev.register_changed, ev.inferior_call,
+                ev.new_thread):
+        reg.connect(SESSION.on_target_changed)
+    for reg in (ev.new_objfile, ev.free_objfile, ev.clear_objfiles):
+        reg.connect(SESSION.on_objfiles_changed)
+    for reg in (ev.exited, ev.inferior_deleted, ev.new_inferior):
+        reg.connect(SESSION.on_inferior_gone)

@@ -1,0 +1,79 @@
+"""Command line: walk a core file without any debugger.
+
+    swk bt --core FILE [--exe PROGRAM] [--json] [--all] [--thread TID]
+           [--sysroot DIR] [--frame-cap N] [-v] [N | -N]
+"""
+import argparse
+import sys
+
+from .errors import SwkError
+from .format import select_levels, walk_json, walk_text
+from .walker import DEFAULT_FRAME_CAP, Walker
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise SwkError(f"swk: {message}")
+
+
+def build_parser():
+    p = _Parser(prog="swk", description="swk: a stack walker for cores, GDB and LLDB")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    bt = sub.add_parser("bt", help="print the call stacks of a core file")
+    bt.add_argument("--core", required=True, help="the core file")
+    bt.add_argument("--exe", help="the program that dumped it (default: the core's own record)")
+    bt.add_argument("--json", action="store_true", help="one JSON line per thread")
+    bt.add_argument("--all", action="store_true", help="every thread (the default for cores)")
+    bt.add_argument("--thread", type=lambda s: int(s, 0), help="only the thread with this OS thread id")
+    bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
+    bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
+    bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
+    bt.add_argument("limit", nargs="?", type=int, help="innermost N frames, or outermost -N")
+    return p
+
+
+def cmd_bt(args, out):
+    from .backends.corefile import CoreProcessState
+    if args.frame_cap <= 0:
+        raise SwkError("swk: --frame-cap must be positive")
+    if args.limit == 0:
+        raise SwkError("swk: a frame count must not be zero")
+    ps = CoreProcessState(args.core, exe_path=args.exe, sysroot=args.sysroot)
+    walker = Walker(ps, frame_cap=args.frame_cap)
+    tids = ps.get_thread_ids()
+    if args.thread is not None:
+        if args.thread not in tids:
+            raise SwkError(f"swk: the core has no thread {args.thread} (it has {', '.join(map(str, tids))})")
+        tids = [args.thread]
+    aout = ps.library_state.get_aout()
+    aout_path = aout.path if aout else None
+    for i, tid in enumerate(tids):
+        num, os_tid = ps.thread_label(tid)
+        walk = walker.walk_stack(tid, max_frames=args.limit if args.limit and args.limit > 0 else None)
+        levels = select_levels(len(walk), args.limit)
+        if args.json:
+            out.write(walk_json(walk, num, os_tid, levels) + "\n")
+        else:
+            out.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
+            out.write("\n".join(walk_text(walk, levels, args.verbose, aout_path)) + "\n")
+    return 0
+
+
+def main(argv=None, out=None):
+    out = out or sys.stdout
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command != "bt":
+            raise SwkError("swk: usage: swk bt --core FILE [--exe PROGRAM] [--json] [--all] [-v] [N | -N]")
+        return cmd_bt(args, out)
+    except SwkError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("swk: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a clear line, never a traceback
+        print(f"swk: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 3

@@ -1,0 +1,1 @@
+"""ELF and DWARF reading on top of pyelftools, lazily and per module."""

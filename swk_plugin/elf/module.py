@@ -1,0 +1,250 @@
+"""ElfModule: one ELF file (or an in-memory image such as the vDSO).
+
+Everything is lazy: opening a module reads the ELF header only; sections,
+symbols, CFI and line tables are read the first time a walk needs them.
+Addresses here are the file's own (unbiased) virtual addresses.
+"""
+import io
+import os
+import threading
+
+from elftools.elf.elffile import ELFFile
+from elftools.common.exceptions import ELFError
+
+from ..errors import BadFileError
+
+PF_X = 1
+
+
+class Section:
+    """A section's placement plus its bytes, read on first use."""
+    __slots__ = ("name", "addr", "offset", "size", "type", "_module", "_data")
+
+    def __init__(self, module, name, addr, offset, size, sh_type):
+        self._module = module
+        self.name, self.addr, self.offset, self.size, self.type = name, addr, offset, size, sh_type
+        self._data = None
+
+    @property
+    def data(self):
+        if self._data is None:
+            if self.type == "SHT_NOBITS":
+                self._data = b""
+            else:
+                self._data = self._module.read_file(self.offset, self.size)
+        return self._data
+
+
+class ElfModule:
+    def __init__(self, path=None, data=None, name=None):
+        if path is None and data is None:
+            raise ValueError("ElfModule needs a path or data")
+        self.path = path
+        self.name = name or path or "<memory>"
+        self._lock = threading.Lock()
+        try:
+            if data is not None:
+                self._stream = io.BytesIO(data)
+            else:
+                self._stream = open(path, "rb")
+            self.elf = ELFFile(self._stream)
+        except FileNotFoundError:
+            raise BadFileError(f"{path}: no such file") from None
+        except (ELFError, OSError, ValueError) as exc:
+            raise BadFileError(f"{self.name}: not a readable ELF file ({exc})") from None
+        hdr = self.elf.header
+        self.machine = hdr["e_machine"]
+        self.type = hdr["e_type"]
+        self.entry = hdr["e_entry"]
+        self.ptr_size = 8 if self.elf.elfclass == 64 else 4
+        self._sections = None
+        self._segments = None
+        self._build_id = False
+        self._debuglink = False
+        self.debug_file = None  # set by the debug-file resolver (elf/debugfile.py)
+        self._debug_file_resolved = False
+
+    def __repr__(self):
+        return f"<ElfModule {self.name}>"
+
+    def close(self):
+        try:
+            self._stream.close()
+        except Exception:
+            pass
+
+    # --- raw access ---------------------------------------------------------------
+    def read_file(self, offset, size):
+        with self._lock:
+            self._stream.seek(offset)
+            data = self._stream.read(size)
+        if len(data) != size:
+            raise BadFileError(f"{self.name}: truncated at offset 0x{offset:x}")
+        return data
+
+    @property
+    def is_pie_or_shared(self):
+        return self.type == "ET_DYN"
+
+    # --- segments -------------------------------------------------------------------
+    def _load_segments(self):
+        if self._segments is None:
+            segs = []
+            try:
+                for seg in self.elf.iter_segments():
+                    h = seg.header
+                    segs.append((h["p_type"], h["p_vaddr"], h["p_memsz"], h["p_flags"],
+                                 h["p_offset"], h["p_filesz"]))
+            except (ELFError, ValueError) as exc:
+                raise BadFileError(f"{self.name}: bad program headers ({exc})") from None
+            self._segments = segs
+        return self._segments
+
+    def segments(self, p_type=None):
+        return [s for s in self._load_segments() if p_type is None or s[0] == p_type]
+
+    def load_spans(self):
+        """[(lo, hi)] of PT_LOAD segments, unbiased."""
+        return [(s[1], s[1] + s[2]) for s in self.segments("PT_LOAD")]
+
+    def exec_spans(self):
+        """[(lo, hi)] of executable PT_LOAD segments, unbiased."""
+        return [(s[1], s[1] + s[2]) for s in self.segments("PT_LOAD") if s[3] & PF_X]
+
+    def first_load_vaddr(self):
+        loads = self.segments("PT_LOAD")
+        return min(s[1] - s[4] for s in loads) if loads else 0
+
+    def vaddr_to_offset(self, vaddr, size=1):
+        """File offset of an unbiased address that lies in a PT_LOAD's file bytes."""
+        for _t, va, _memsz, _f, off, filesz in self.segments("PT_LOAD"):
+            if va <= vaddr and vaddr + size <= va + filesz:
+                return off + (vaddr - va)
+        return None
+
+    def read_vaddr(self, vaddr, size):
+        off = self.vaddr_to_offset(vaddr, size)
+        if off is None:
+            return None
+        return self.read_file(off, size)
+
+    # --- sections ---------------------------------------------------------------------
+    def _load_sections(self):
+        if self._sections is None:
+            secs = {}
+            try:
+                for sec in self.elf.iter_sections():
+                    h = sec.header
+                    if sec.name and sec.name not in secs:
+                        secs[sec.name] = Section(self, sec.name, h["sh_addr"], h["sh_offset"],
+                                                 h["sh_size"], h["sh_type"])
+            except (ELFError, ValueError) as exc:
+                raise BadFileError(f"{self.name}: bad section headers ({exc})") from None
+            self._sections = secs
+        return self._sections
+
+    def section(self, name):
+        """The Section named ``name`` with file bytes behind it, else None."""
+        sec = self._load_sections().get(name)
+        if sec is None or sec.type == "SHT_NOBITS":
+            return None
+        return sec
+
+    def has_section(self, name):
+        return name in self._load_sections()
+
+    # --- identity -----------------------------------------------------------------------
+    @property
+    def build_id(self):
+        """The GNU build-id as a hex string, or None."""
+        if self._build_id is False:
+            self._build_id = None
+            try:
+                for seg in self.elf.iter_segments():
+                    if seg.header["p_type"] != "PT_NOTE":
+                        continue
+                    for note in seg.iter_notes():
+                        if note["n_type"] == "NT_GNU_BUILD_ID":
+                            self._build_id = note["n_desc"]
+                            break
+                    if self._build_id:
+                        break
+            except (ELFError, ValueError, AttributeError):
+                self._build_id = None
+        return self._build_id
+
+    @property
+    def debuglink(self):
+        """(file name, crc32) from .gnu_debuglink, or None."""
+        if self._debuglink is False:
+            self._debuglink = None
+            sec = self.section(".gnu_debuglink")
+            if sec is not None:
+                data = sec.data
+                nul = data.find(b"\0")
+                if nul > 0:
+                    name = data[:nul].decode("utf-8", "replace")
+                    crc_off = (nul + 4) & ~3
+                    crc = int.from_bytes(data[crc_off:crc_off + 4], "little") if len(data) >= crc_off + 4 else None
+                    self._debuglink = (name, crc)
+        return self._debuglink
+
+    @property
+    def basename(self):
+        return os.path.basename(self.name)
+
+
+_MODULE_CACHE = {}
+_MODULE_CACHE_MAX = 512
+
+
+def open_module(path):
+    """An ElfModule for ``path``, shared while the file is unchanged.
+
+    Keyed by (real path, mtime, size), so a re-run of the same program keeps
+    its parsed symbols and CFI, and a rebuilt file is read afresh.
+    """
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        raise BadFileError(f"{path}: no such file") from None
+    key = (real, st.st_mtime_ns, st.st_size)
+    mod = _MODULE_CACHE.get(key)
+    if mod is None:
+        if len(_MODULE_CACHE) >= _MODULE_CACHE_MAX:
+            _MODULE_CACHE.pop(next(iter(_MODULE_CACHE)))
+        mod = _MODULE_CACHE[key] = ElfModule(path=real, name=path)
+    return mod
+
+
+def module_from_memory(read, addr, name):
+    """An ElfModule from an ELF image mapped in the target at ``addr`` (the vDSO).
+
+    The image size comes from its own headers: the program headers' file
+    extent and the section header table, so section lookups work.
+    """
+    hdr = read(addr, 64)
+    if hdr[:4] != b"\x7fELF" or hdr[4] != 2:
+        raise BadFileError(f"{name}: no 64-bit ELF image at 0x{addr:x}")
+    phoff = int.from_bytes(hdr[32:40], "little")
+    shoff = int.from_bytes(hdr[40:48], "little")
+    phentsize = int.from_bytes(hdr[54:56], "little")
+    phnum = int.from_bytes(hdr[56:58], "little")
+    shentsize = int.from_bytes(hdr[58:60], "little")
+    shnum = int.from_bytes(hdr[60:62], "little")
+    size = max(64, phoff + phentsize * phnum)
+    if phnum > 64 or phentsize < 56:
+        raise BadFileError(f"{name}: implausible program headers")
+    ph = read(addr + phoff, phentsize * phnum)
+    for i in range(phnum):
+        e = ph[i * phentsize:(i + 1) * phentsize]
+        if int.from_bytes(e[0:4], "little") == 1:  # PT_LOAD
+            off = int.from_bytes(e[8:16], "little")
+            filesz = int.from_bytes(e[32:40], "little")
+            size = max(size, off + filesz)
+    if shoff and shnum < 256:
+        size = max(size, shoff + shentsize * shnum)
+    if size > (16 << 20):
+        raise BadFileError(f"{name}: implausible image size {size}")
+    return ElfModule(data=read(addr, size), name=name)

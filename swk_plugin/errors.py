@@ -1,0 +1,27 @@
+"""Errors swk reports as one clear line (never a traceback in the debugger)."""
+
+
+class SwkError(Exception):
+    """Base class: str(err) is the one line shown to the user."""
+
+
+class MemoryReadError(SwkError):
+    def __init__(self, addr, size=None, why=None):
+        self.addr = addr
+        self.size = size
+        msg = f"cannot read memory at 0x{addr:x}"
+        if why:
+            msg += f" ({why})"
+        super().__init__(msg)
+
+
+class RegisterError(SwkError):
+    pass
+
+
+class NoProcessError(SwkError):
+    pass
+
+
+class BadFileError(SwkError):
+    """A file (ELF, core, debug info) that could not be read or is malformed."""

@@ -1,0 +1,92 @@
+"""Text (like GDB's bt) and JSON renderings of walks, shared by every front end."""
+import json
+import os
+
+from .frame import FrameKind
+
+
+def frame_info(frame, level):
+    """Everything shown about a frame, as the JSON record of swk-bt -json."""
+    lib = frame.library
+    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+    src = None
+    if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
+        src = lookup.source_line(frame)
+    name = frame.name
+    return {
+        "level": level,
+        "pc": frame.ra,
+        "sp": frame.sp,
+        "fp": frame.fp,
+        "function": name,
+        "offset": frame.symbol_offset if name is not None else None,
+        "library": lib.path if lib is not None else None,
+        "file": src[0] if src else None,
+        "line": src[1] if src else None,
+        "stepper": frame.stepper.name if frame.stepper is not None else None,
+        "trust": frame.trust,
+        "kind": frame.kind,
+    }
+
+
+def select_levels(n_frames, limit):
+    """Levels to show for GDB's ``bt N`` (innermost N) / ``bt -N`` (outermost N)."""
+    if limit is None:
+        return range(n_frames)
+    if limit >= 0:
+        return range(min(limit, n_frames))
+    return range(max(0, n_frames + limit), n_frames)
+
+
+def walk_json(walk, thread_num, tid, levels=None):
+    levels = range(len(walk)) if levels is None else levels
+    return json.dumps({
+        "thread": thread_num,
+        "tid": tid,
+        "frames": [frame_info(walk[i], i) for i in levels],
+        "stop_reason": walk.stop_reason,
+    })
+
+
+def frame_text(info, aout_path=None, verbose=False, width=16):
+    """One line as GDB's bt prints it."""
+    head = f"#{info['level']}".ljust(3) + " "
+    if info["kind"] == FrameKind.SIGNAL:
+        line = f"{head}<signal handler called>"
+    else:
+        name = info["function"] or "??"
+        line = f"{head}0x{info['pc']:0{width}x} in {name} ()"
+        if info["file"]:
+            line += f" at {info['file']}:{info['line']}"
+        elif info["library"] and info["library"] != aout_path:
+            line += f" from {info['library']}"
+    if verbose:
+        line += (f"  [{info['trust']}: {info['stepper'] or 'registers'}] "
+                 f"sp=0x{info['sp']:x} fp=0x{info['fp']:x}")
+    return line
+
+
+def walk_text(walk, levels=None, verbose=False, aout_path=None):
+    """Lines of text for one walk; the stop reason closes an incomplete walk (like
+    GDB's "Backtrace stopped: ...") and, with -v, every walk."""
+    levels = range(len(walk)) if levels is None else levels
+    lines = [frame_text(frame_info(walk[i], i), aout_path, verbose) for i in levels]
+    if len(levels) and levels[-1] < len(walk) - 1 and not verbose:
+        lines.append("(More stack frames follow...)")
+    if verbose or not walk.complete:
+        if levels and levels[-1] == len(walk) - 1 or verbose:
+            lines.append(f"Backtrace stopped: {walk.stop_reason}" if not walk.complete
+                         else f"Walk ended: {walk.stop_reason}")
+    return lines
+
+
+def same_name(a, b):
+    """Whether two function names denote the same function (parameter lists aside)."""
+    from .elf.demangle import strip_params
+    if a is None or b is None:
+        return a == b
+    return strip_params(a) == strip_params(b)
+
+
+def short_lib(path):
+    return os.path.basename(path) if path else ""

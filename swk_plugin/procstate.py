@@ -1,0 +1,332 @@
+"""ProcessState and LibraryState: how the walker sees a target.
+
+A back-end (gdb, lldb, a core file, ptrace, synthetic memory in tests)
+implements ``_read_raw``, ``_read_registers``, ``get_thread_ids`` and a
+LibraryState.  Everything else here is shared: page caching, pointer reads,
+per-stop invalidation.
+"""
+import bisect
+
+from .errors import MemoryReadError, RegisterError
+
+PAGE = 4096
+
+
+class MemoryRegion:
+    """One mapping of the target's address space, as far as a back-end knows it."""
+    __slots__ = ("start", "end", "readable", "writable", "executable", "name")
+
+    def __init__(self, start, end, readable=True, writable=False, executable=False, name=""):
+        self.start, self.end = start, end
+        self.readable, self.writable, self.executable = readable, writable, executable
+        self.name = name
+
+    def __contains__(self, addr):
+        return self.start <= addr < self.end
+
+    def __repr__(self):
+        perms = ("r" if self.readable else "-") + ("w" if self.writable else "-") + ("x" if self.executable else "-")
+        return f"<MemoryRegion 0x{self.start:x}-0x{self.end:x} {perms} {self.name}>"
+
+
+class ProcessState:
+    """Access to one target process (spec: ProcessState).
+
+    Memory is cached by page until ``invalidate()``: a stop, a resume, or a
+    write by the user makes the back-end call it.  Registers are read once per
+    thread per stop.
+    """
+
+    def __init__(self, arch, library_state=None):
+        self.arch = arch
+        self.library_state = library_state
+        self.walker = None
+        self._pages = {}
+        self._bad_pages = set()
+        self._regs = {}
+        self.generation = 0
+
+    # --- what a back-end provides -------------------------------------------------
+    def _read_raw(self, addr, size):
+        """Read target memory, or raise MemoryReadError."""
+        raise NotImplementedError
+
+    def _read_registers(self, thread):
+        """Return {dwarf regno: value} for the innermost frame of ``thread``."""
+        raise NotImplementedError
+
+    def get_thread_ids(self):
+        raise NotImplementedError
+
+    def get_default_thread(self):
+        threads = self.get_thread_ids()
+        if not threads:
+            raise RegisterError("the target has no threads")
+        return threads[0]
+
+    def get_process_id(self):
+        return None
+
+    def get_executable_path(self):
+        aout = self.library_state.get_aout() if self.library_state else None
+        return aout.path if aout else None
+
+    def memory_regions(self):
+        """The target's mappings if the back-end knows them, else None."""
+        return None
+
+    def thread_label(self, thread):
+        """(debugger thread number or None, OS thread id) for output."""
+        return None, thread
+
+    # --- shared --------------------------------------------------------------------
+    @property
+    def address_width(self):
+        return self.arch.ptr_size
+
+    def get_architecture(self):
+        return self.arch
+
+    def invalidate(self):
+        """Forget everything read: the target ran or was changed."""
+        self._pages.clear()
+        self._bad_pages.clear()
+        self._regs.clear()
+        self.generation += 1
+
+    def get_registers(self, thread=None):
+        if thread is None:
+            thread = self.get_default_thread()
+        regs = self._regs.get(thread)
+        if regs is None:
+            regs = self._regs[thread] = dict(self._read_registers(thread))
+        return regs
+
+    def get_reg_value(self, reg, thread=None):
+        regs = self.get_registers(thread)
+        if isinstance(reg, str):
+            reg = self.arch.reg_number(reg)
+        try:
+            return regs[reg]
+        except KeyError:
+            raise RegisterError(f"register {self.arch.reg_name(reg)} unavailable") from None
+
+    def _page(self, base):
+        page = self._pages.get(base)
+        if page is not None:
+            return page
+        if base in self._bad_pages:
+            return None
+        try:
+            page = self._read_raw(base, PAGE)
+            if len(page) != PAGE:
+                raise MemoryReadError(base)
+        except MemoryReadError:
+            self._bad_pages.add(base)
+            return None
+        self._pages[base] = page
+        return page
+
+    def read_memory(self, addr, size):
+        """Read ``size`` bytes at ``addr`` through the page cache."""
+        if addr < 0 or addr + size > (1 << (8 * self.arch.ptr_size)):
+            raise MemoryReadError(addr & ((1 << 64) - 1), size, "address out of range")
+        base = addr & ~(PAGE - 1)
+        end = addr + size
+        if end <= base + PAGE:
+            page = self._page(base)
+            if page is not None:
+                off = addr - base
+                return page[off:off + size]
+            return self._read_uncached(addr, size)
+        chunks = []
+        a = addr
+        while a < end:
+            b = a & ~(PAGE - 1)
+            n = min(end, b + PAGE) - a
+            page = self._page(b)
+            if page is None:
+                chunks.append(self._read_uncached(a, n))
+            else:
+                chunks.append(page[a - b:a - b + n])
+            a += n
+        return b"".join(chunks)
+
+    def _read_uncached(self, addr, size):
+        """A page could not be read whole (a partly mapped page): read exactly."""
+        return self._read_raw(addr, size)
+
+    def read_pointer(self, addr):
+        n = self.arch.ptr_size
+        return int.from_bytes(self.read_memory(addr, n), "little")
+
+    def read_uint(self, addr, size):
+        return int.from_bytes(self.read_memory(addr, size), "little")
+
+    def is_readable(self, addr, size=1):
+        try:
+            self.read_memory(addr, size)
+            return True
+        except MemoryReadError:
+            return False
+
+
+class Library:
+    """A loaded DSO (spec: LibAddrPair) with its load bias and, lazily, its ELF."""
+
+    def __init__(self, path, base, module_loader=None, name=None, ranges=None):
+        self.path = path
+        self.base = base
+        self.name = name or path
+        self._loader = module_loader
+        self._module = None
+        self._module_error = None
+        #: Executable address ranges [start, end) in the target, once known.
+        self.ranges = list(ranges or ())
+
+    @property
+    def module(self):
+        """The ElfModule, or None if the file cannot be read (reason in module_error)."""
+        if self._module is None and self._module_error is None and self._loader is not None:
+            try:
+                self._module = self._loader(self)
+            except Exception as exc:  # a bad file disables only what depends on it
+                self._module_error = str(exc) or exc.__class__.__name__
+        return self._module
+
+    @property
+    def module_error(self):
+        return self._module_error
+
+    def as_pair(self):
+        return (self.path, self.base)
+
+    def __iter__(self):
+        return iter(self.as_pair())
+
+    def __eq__(self, other):
+        if isinstance(other, Library):
+            return self.as_pair() == other.as_pair()
+        if isinstance(other, tuple):
+            return self.as_pair() == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.as_pair())
+
+    def __repr__(self):
+        return f"<Library {self.path} @0x{self.base:x}>"
+
+
+LIBRARY_LOAD = "load"
+LIBRARY_UNLOAD = "unload"
+
+
+class LibraryState:
+    """The target's loaded DSOs (spec: LibraryState).
+
+    Back-ends implement ``_scan()`` returning the current list of Library;
+    this class keeps an address index and tells listeners (the StepperGroup)
+    of loads and unloads.
+    """
+
+    def __init__(self):
+        self._libs = None
+        self._starts = []
+        self._spans = []
+        self._listeners = []
+        self.generation = 0
+
+    def _scan(self):
+        raise NotImplementedError
+
+    def add_listener(self, fn):
+        """fn(library, change) is called with LIBRARY_LOAD / LIBRARY_UNLOAD."""
+        self._listeners.append(fn)
+
+    def notify_of_update(self):
+        """The library list may have changed: rescan and tell listeners the difference."""
+        old = {lib.as_pair(): lib for lib in (self._libs or ())}
+        fresh = self._scan()
+        new = {lib.as_pair(): lib for lib in fresh}
+        for key, lib in new.items():
+            if key in old:  # keep the already loaded module and caches
+                new[key] = old[key]
+        self._set(list(new.values()))
+        for key, lib in old.items():
+            if key not in new:
+                self._tell(lib, LIBRARY_UNLOAD)
+        for key, lib in new.items():
+            if key not in old:
+                self._tell(lib, LIBRARY_LOAD)
+
+    def _tell(self, lib, change):
+        for fn in self._listeners:
+            fn(lib, change)
+
+    def _set(self, libs):
+        self._libs = libs
+        spans = []
+        for lib in libs:
+            for start, end in self._lib_spans(lib):
+                spans.append((start, end, lib))
+        spans.sort(key=lambda s: s[0])
+        self._spans = spans
+        self._starts = [s[0] for s in spans]
+        self.generation += 1
+
+    @staticmethod
+    def _lib_spans(lib):
+        if lib.ranges:
+            return lib.ranges
+        mod = lib.module
+        if mod is None:
+            return []
+        return [(lib.base + lo, lib.base + hi) for lo, hi in mod.load_spans()]
+
+    def _ensure(self):
+        if self._libs is None:
+            self.notify_of_update()
+
+    def get_libraries(self, allow_refresh=False):
+        if allow_refresh or self._libs is None:
+            self.notify_of_update()
+        return list(self._libs)
+
+    def get_library_at_addr(self, addr):
+        self._ensure()
+        i = bisect.bisect_right(self._starts, addr) - 1
+        while i >= 0:
+            start, end, lib = self._spans[i]
+            if start <= addr < end:
+                return lib
+            if i > 0 and self._spans[i - 1][1] > addr:
+                i -= 1
+                continue
+            break
+        return None
+
+    def _find(self, pred):
+        self._ensure()
+        for lib in self._libs:
+            if pred(lib.path.rsplit("/", 1)[-1]):
+                return lib
+        return None
+
+    def get_libc(self):
+        return self._find(lambda n: n.startswith("libc.so") or n.startswith("libc-"))
+
+    def get_libthread(self):
+        lib = self._find(lambda n: n.startswith("libpthread"))
+        return lib or self.get_libc()  # glibc >= 2.34 has threads inside libc
+
+    def get_aout(self):
+        self._ensure()
+        for lib in self._libs:
+            if getattr(lib, "is_aout", False):
+                return lib
+        return self._libs[0] if self._libs else None
+
+    def get_lib_trap_address(self):
+        """The dynamic linker's r_brk (spec: getLibTrapAddress); 0 when unknown."""
+        return 0

@@ -1,0 +1,124 @@
+"""SymbolLookup: names for frames (spec: SymbolLookup; the default is SwkSymtab).
+
+The default looks an address up in the ELF symbol tables of the library
+that holds it (its .symtab, its separate debug file's, its .dynsym), by
+binary search over tables built the first time a module is asked.
+"""
+from .frame import FrameKind
+
+
+class SymbolLookup:
+    """Interface: map an address to (name, opaque object)."""
+
+    def __init__(self, walker=None, exec_path=""):
+        self.walker = walker
+        self.exec_path = exec_path
+
+    def lookup_at_addr(self, addr):
+        """(name, object) for ``addr``, or None (spec: lookupAtAddr)."""
+        raise NotImplementedError
+
+    def lookup_frame(self, frame):
+        """(name, object, offset) for a frame; the offset is from the symbol's start."""
+        addr = frame.ra if frame.kind == FrameKind.SIGNAL else frame.lookup_pc
+        hit = self.lookup_at_addr(addr)
+        if hit is None:
+            return None, None, None
+        name, obj = hit[0], hit[1]
+        off = frame.ra - obj.value if hasattr(obj, "value") and obj.value is not None else None
+        return name, obj, off
+
+    def get_walker(self):
+        return self.walker
+
+    def get_process_state(self):
+        return self.walker.process_state if self.walker else None
+
+
+def module_symbols(module):
+    """The module's SymbolTable, built once; None if it cannot be read."""
+    table = getattr(module, "_swk_symbols", False)
+    if table is False:
+        try:
+            from .elf.symbols import SymbolTable
+            table = SymbolTable.from_module(module)
+        except Exception:
+            table = None
+        module._swk_symbols = table
+    return table
+
+
+def module_lines(module):
+    """The module's LineTable, built once; None without DWARF line info."""
+    table = getattr(module, "_swk_lines", False)
+    if table is False:
+        try:
+            from .elf.lines import LineTable
+            table = LineTable.from_module(module)
+        except Exception:
+            table = None
+        module._swk_lines = table
+    return table
+
+
+class SymbolHit:
+    """The opaque object of the default lookup: the symbol, in target addresses."""
+    __slots__ = ("symbol", "library", "value", "size")
+
+    def __init__(self, symbol, library):
+        self.symbol = symbol
+        self.library = library
+        self.value = symbol.value + library.base
+        self.size = symbol.size
+
+    @property
+    def name(self):
+        return self.symbol.name
+
+    def __repr__(self):
+        return f"<SymbolHit {self.symbol.name} @0x{self.value:x} in {self.library.path}>"
+
+
+class ElfSymbolLookup(SymbolLookup):
+    def lookup_at_addr(self, addr):
+        libs = self.walker.process_state.library_state if self.walker else None
+        if libs is None:
+            return None
+        lib = libs.get_library_at_addr(addr)
+        if lib is None or lib.module is None:
+            return None
+        table = module_symbols(lib.module)
+        if table is None:
+            return None
+        hit = table.lookup(addr - lib.base)
+        if hit is None:
+            return None
+        sym = hit[0]
+        return display_name(lib.module, sym, addr - lib.base), SymbolHit(sym, lib)
+
+    def source_line(self, frame):
+        """(file, line) of the frame's lookup pc, or None."""
+        lib = frame.library
+        if lib is None or lib.module is None:
+            return None
+        lines = module_lines(lib.module)
+        if lines is None:
+            return None
+        try:
+            return lines.lookup(frame.lookup_pc - lib.base)
+        except Exception:
+            return None
+
+
+def display_name(module, sym, addr):
+    """The name GDB would show: demangled; without the parameter list when DWARF covers the function."""
+    name = sym.demangled
+    if "(" in name:
+        lines = module_lines(module)
+        try:
+            if lines is not None and lines.has_debug_info(addr):
+                from .elf.demangle import strip_params
+                name = strip_params(name)
+        except Exception:
+            pass
+    return name

@@ -1,0 +1,202 @@
+"""Walker: walks the call stacks of one process (spec: Walker).
+
+The walk loop asks the StepperGroup for steppers in priority order, checks
+every caller frame a stepper proposes, and falls back to the next stepper
+when a result is implausible — Dyninst aborts the walk there instead.  Every
+walk ends with a stated reason and within a frame cap.
+"""
+from . import __version__
+from .errors import MemoryReadError, SwkError
+from .frame import Frame, FrameKind
+from .stepper import Gcf
+from .steppergroup import StepperGroup
+
+DEFAULT_FRAME_CAP = 100_000
+
+
+class StackWalk(list):
+    """The frames of one walk, top first (spec: std::vector<Frame>), plus why it ended."""
+
+    def __init__(self, frames=(), thread=None, stop_reason="", complete=False):
+        super().__init__(frames)
+        self.thread = thread
+        self.stop_reason = stop_reason
+        #: True when the walk reached the bottom of the stack.
+        self.complete = complete
+
+
+class StepResult:
+    """What happened when stepping through one frame."""
+    __slots__ = ("status", "caller", "reason")
+
+    def __init__(self, status, caller=None, reason=""):
+        self.status, self.caller, self.reason = status, caller, reason
+
+
+class Walker:
+    def __init__(self, process_state, stepper_group=None, symbol_lookup=None,
+                 frame_cap=DEFAULT_FRAME_CAP, default_steppers=True):
+        self.process_state = process_state
+        process_state.walker = self
+        if stepper_group is None:
+            stepper_group = StepperGroup(self)
+            if default_steppers:
+                from .steppers import default_steppers as make_defaults
+                for stepper in make_defaults(self):
+                    stepper_group.add_stepper(stepper)
+        stepper_group.walker = self
+        self.stepper_group = stepper_group
+        if symbol_lookup is None:
+            from .symlookup import ElfSymbolLookup
+            symbol_lookup = ElfSymbolLookup(self)
+        symbol_lookup.walker = self
+        self.symbol_lookup = symbol_lookup
+        self.frame_cap = frame_cap
+        libs = process_state.library_state
+        if libs is not None:
+            libs.add_listener(stepper_group.new_library_notification)
+
+    # --- spec: newWalker ------------------------------------------------------------------
+    @classmethod
+    def new_walker(cls, process_state, stepper_group=None, symbol_lookup=None, **kw):
+        return cls(process_state, stepper_group, symbol_lookup, **kw)
+
+    @staticmethod
+    def version():
+        """(major, minor, maintenance) of swk (spec: version)."""
+        return tuple(int(x) for x in __version__.split(".")[:3])
+
+    # --- spec getters ---------------------------------------------------------------------
+    def get_process_state(self):
+        return self.process_state
+
+    def get_stepper_group(self):
+        return self.stepper_group
+
+    def get_symbol_lookup(self):
+        return self.symbol_lookup
+
+    def add_stepper(self, stepper, start=None, end=None):
+        return self.stepper_group.add_stepper(stepper, start, end)
+
+    def get_available_threads(self):
+        return list(self.process_state.get_thread_ids())
+
+    # --- frames ---------------------------------------------------------------------------------
+    def get_initial_frame(self, thread=None):
+        """The top frame of ``thread`` (default: the process state's default thread)."""
+        ps = self.process_state
+        if thread is None:
+            thread = ps.get_default_thread()
+        regs = ps.get_registers(thread)
+        arch = ps.arch
+        try:
+            pc, sp = regs[arch.pc], regs[arch.sp]
+        except KeyError:
+            raise SwkError(f"thread {thread}: the pc and stack pointer are unavailable") from None
+        frame = Frame(pc, sp, regs.get(arch.fp, 0), walker=self, regs=regs, thread=thread)
+        frame.is_top = True
+        frame.trust = "context"
+        return frame
+
+    def step(self, frame):
+        """Try steppers in order for ``frame``; return a StepResult."""
+        group = self.stepper_group
+        addr = frame.lookup_pc
+        stepper = None
+        notes = []
+        while True:
+            stepper = group.find_stepper_for_addr(addr, last_tried=stepper)
+            if stepper is None:
+                why = "; ".join(notes) if notes else "no stepper covers this address"
+                return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})")
+            try:
+                out = stepper.get_caller_frame(frame)
+            except MemoryReadError as exc:
+                notes.append(f"{stepper.name}: {exc}")
+                continue
+            except SwkError as exc:
+                notes.append(f"{stepper.name}: {exc}")
+                continue
+            status, caller = out if isinstance(out, tuple) else (out, None)
+            if status is Gcf.SUCCESS:
+                problem = self.check_caller(frame, caller)
+                if problem:
+                    notes.append(f"{stepper.name}: {problem}")
+                    continue
+                caller.stepper = stepper
+                caller.walker = self
+                caller.thread = frame.thread
+                if caller.trust in (None, "context"):
+                    caller.trust = stepper.trust
+                return StepResult(Gcf.SUCCESS, caller)
+            if status is Gcf.STACKBOTTOM:
+                return StepResult(Gcf.STACKBOTTOM, reason=caller if isinstance(caller, str) else
+                                  f"{stepper.name}: bottom of the stack")
+            if status is Gcf.ERROR:
+                return StepResult(Gcf.ERROR, reason=f"{stepper.name}: {caller or 'error'}")
+            if isinstance(caller, str) and caller:
+                notes.append(f"{stepper.name}: {caller}")
+
+    def check_caller(self, callee, caller):
+        """Why ``caller`` cannot be the caller of ``callee``, or '' if it is plausible."""
+        arch = self.process_state.arch
+        if caller is None:
+            return "no caller frame"
+        if caller.ra == 0:
+            return ""  # a zero return address ends the walk; the loop handles it
+        if not arch.is_canonical(caller.ra):
+            return f"return address 0x{caller.ra:x} is not a user-space address"
+        if callee.kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
+            return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
+        return ""
+
+    def walk_single_frame(self, frame):
+        """The caller of ``frame`` (spec: walkSingleFrame); raises SwkError when there is none."""
+        res = self.step(frame)
+        if res.status is not Gcf.SUCCESS:
+            raise SwkError(res.reason or "no caller")
+        return res.caller
+
+    def walk_stack(self, thread=None, max_frames=None):
+        """Walk ``thread``'s stack from its top frame (spec: walkStack)."""
+        ps = self.process_state
+        if thread is None:
+            thread = ps.get_default_thread()
+        frame = self.get_initial_frame(thread)
+        return self.walk_stack_from_frame(frame, max_frames=max_frames)
+
+    def walk_stack_from_frame(self, frame, max_frames=None):
+        """Walk from ``frame`` to the bottom of the stack (spec: walkStackFromFrame)."""
+        cap = self.frame_cap if max_frames is None else min(max_frames, self.frame_cap)
+        walk = StackWalk([frame], thread=frame.thread)
+        seen = {(frame.ra, frame.sp)}
+        while True:
+            if len(walk) >= cap:
+                walk.stop_reason = (f"frame cap of {cap} reached" if cap == self.frame_cap
+                                    else f"stopped after {cap} frames as asked")
+                break
+            res = self.step(frame)
+            if res.status is Gcf.STACKBOTTOM:
+                frame.is_bottom = True
+                walk.stop_reason = res.reason or "bottom of the stack"
+                walk.complete = True
+                break
+            if res.status is not Gcf.SUCCESS:
+                walk.stop_reason = res.reason or "the walk could not go on"
+                break
+            caller = res.caller
+            if caller.ra == 0:
+                frame.is_bottom = True
+                walk.stop_reason = "bottom of the stack (the return address is zero)"
+                walk.complete = True
+                break
+            key = (caller.ra, caller.sp)
+            if key in seen:
+                walk.stop_reason = f"the walk looped back to pc 0x{caller.ra:x} sp 0x{caller.sp:x}"
+                break
+            seen.add(key)
+            caller._prev = frame
+            walk.append(caller)
+            frame = caller
+        return walk
