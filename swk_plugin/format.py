@@ -66,17 +66,27 @@ def frame_text(info, aout_path=None, verbose=False, width=16):
     return line
 
 
-def walk_text(walk, levels=None, verbose=False, aout_path=None):
-    """Lines of text for one walk; the stop reason closes an incomplete walk (like
-    GDB's "Backtrace stopped: ...") and, with -v, every walk."""
-    levels = range(len(walk)) if levels is None else levels
+def visible_frames(walk, past_main=True):
+    """How many frames GDB would show: with ``past_main`` off, none below main."""
+    if not past_main:
+        for i, frame in enumerate(walk):
+            if frame.name == "main":
+                return i + 1
+    return len(walk)
+
+
+def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None):
+    """Lines of text for one walk, GDB style.  A walk that did not reach the
+    bottom ends with "Backtrace stopped: <reason>"; -v states every reason."""
+    visible = len(walk) if visible is None else visible
+    levels = range(visible) if levels is None else levels
     lines = [frame_text(frame_info(walk[i], i), aout_path, verbose) for i in levels]
-    if len(levels) and levels[-1] < len(walk) - 1 and not verbose:
+    if len(levels) and (levels[-1] < visible - 1 or walk.limited):
         lines.append("(More stack frames follow...)")
-    if verbose or not walk.complete:
-        if levels and levels[-1] == len(walk) - 1 or verbose:
-            lines.append(f"Backtrace stopped: {walk.stop_reason}" if not walk.complete
-                         else f"Walk ended: {walk.stop_reason}")
+    elif not walk.complete:
+        lines.append(f"Backtrace stopped: {walk.stop_reason}")
+    elif verbose:
+        lines.append(f"Walk ended: {walk.stop_reason}")
     return lines
 
 

@@ -23,6 +23,8 @@ class StackWalk(list):
         self.stop_reason = stop_reason
         #: True when the walk reached the bottom of the stack.
         self.complete = complete
+        #: True when the walk stopped at a frame count the caller asked for.
+        self.limited = False
 
 
 class StepResult:
@@ -173,8 +175,9 @@ class Walker:
         seen = {(frame.ra, frame.sp)}
         while True:
             if len(walk) >= cap:
-                walk.stop_reason = (f"frame cap of {cap} reached" if cap == self.frame_cap
-                                    else f"stopped after {cap} frames as asked")
+                walk.limited = cap != self.frame_cap
+                walk.stop_reason = (f"stopped after {cap} frames as asked" if walk.limited
+                                    else f"frame cap of {cap} reached")
                 break
             res = self.step(frame)
             if res.status is Gcf.STACKBOTTOM:

@@ -5,7 +5,7 @@ import traceback
 import gdb
 
 from ...errors import SwkError
-from ...format import frame_info, frame_text, same_name, select_levels, walk_json, walk_text
+from ...format import frame_info, frame_text, same_name, select_levels, visible_frames, walk_json, walk_text
 from ...options import parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
@@ -127,43 +127,45 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
             tids = ps.get_thread_ids()
         else:
             tids = [ps.get_default_thread()]
+        past_main = bool(gdb.parameter("backtrace past-main"))
         aout = ps.library_state.get_aout()
         aout_path = aout.path if aout else None
         for i, tid in enumerate(tids):
             num, os_tid = ps.thread_label(tid)
             walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
-            levels = select_levels(len(walk), opts.limit)
+            visible = visible_frames(walk, past_main)
+            levels = select_levels(visible, opts.limit)
             if opts.json:
                 gdb.write(walk_json(walk, num, os_tid, levels) + "\n")
                 continue
             if opts.all:
                 gdb.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
             if opts.compare:
-                self._compare(walk, ps.gdb_thread(tid), levels, aout_path, opts.verbose)
+                self._compare(walk, visible, ps.gdb_thread(tid), aout_path, opts.verbose)
             else:
-                gdb.write("\n".join(walk_text(walk, levels, opts.verbose, aout_path)) + "\n")
+                gdb.write("\n".join(walk_text(walk, levels, opts.verbose, aout_path, visible)) + "\n")
 
-    def _compare(self, walk, thread, levels, aout_path, verbose):
-        theirs = [g for g in gdb_frames(thread) if g[3] != gdb.INLINE_FRAME]
-        inline = sum(1 for g in gdb_frames(thread) if g[3] == gdb.INLINE_FRAME)
-        n = max(len(walk), len(theirs))
+    def _compare(self, walk, visible, thread, aout_path, verbose):
+        everything = gdb_frames(thread)
+        virtual = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
+        theirs = [g for g in everything if g[3] not in virtual]
+        inline = len(everything) - len(theirs)
+        n = max(visible, len(theirs))
         diffs = 0
         gdb.write(f"{'':2}{'swk':<60} | gdb\n")
         for i in range(n):
-            if levels is not None and len(walk) and i < len(walk) and i not in levels:
-                continue
-            mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < len(walk) else "-"
+            mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < visible else "-"
             if i < len(theirs):
                 _lvl, pc, name, ftype = theirs[i]
                 other = "<signal handler called>" if ftype == gdb.SIGTRAMP_FRAME else f"0x{pc:016x} in {name or '??'}"
             else:
                 other = "-"
-            same = (i < len(walk) and i < len(theirs) and walk[i].ra == theirs[i][1]
+            same = (i < visible and i < len(theirs) and walk[i].ra == theirs[i][1]
                     and (theirs[i][3] == gdb.SIGTRAMP_FRAME or same_name(walk[i].name, theirs[i][2])))
             if not same:
                 diffs += 1
             gdb.write(f"{'  ' if same else '!='}{mine:<60} | {other}\n")
-        note = f" (GDB's {inline} inline frame(s) not counted)" if inline else ""
+        note = f" (GDB's {inline} inline/tail-call frame(s) not counted)" if inline else ""
         gdb.write(f"{diffs} difference(s) over {n} frames{note}; swk: {walk.stop_reason}\n")
 
 

@@ -1,0 +1,1 @@
+"""Back-ends that give the walker a target without a debugger (ELF core files)."""

@@ -1,0 +1,1 @@
+"""DWARF readers swk needs for unwinding: call frame information and expressions."""

@@ -1,0 +1,816 @@
+"""Call frame information (.eh_frame / .debug_frame) and the CFA rule interpreter.
+
+A walk asks about a handful of pcs, so nothing is parsed up front: an FDE is
+found through .eh_frame_hdr's sorted table (or, without one, through a one-time
+scan of entry headers only), then just that FDE and its CIE are decoded.  Rows
+are computed once per FDE and cached.
+
+Terms follow the DWARF 5 spec, section 6.4: a CIE holds what FDEs share, an FDE
+covers one address range, executing its instructions yields a table of Rows,
+each giving a rule for the CFA and for every register column.
+"""
+import struct
+from bisect import bisect_right
+
+from ..errors import MemoryReadError, SwkError
+from .encoding import (DW_EH_PE_absptr, DW_EH_PE_datarel, DW_EH_PE_funcrel, DW_EH_PE_indirect,
+                       DW_EH_PE_omit, DW_EH_PE_pcrel, DecodeError, decode_pointer, fixed_size,
+                       read_format, read_uint, sleb128, struct_for, uleb128)
+from .expr import ExprError, evaluate
+
+__all__ = [
+    "CfiError", "CfiTable", "Cie", "Fde", "Row", "CfaRule", "RegRule", "UnwindResult", "unwind_row",
+    "UNDEFINED", "SAME_VALUE", "OFFSET", "VAL_OFFSET", "REGISTER", "EXPRESSION", "VAL_EXPRESSION",
+    "ARCHITECTURAL",
+]
+
+
+class CfiError(SwkError):
+    """Malformed or unusable call frame information; message is one clear line."""
+
+
+# Register rule kinds (DWARF 5, 6.4.1).
+UNDEFINED = "undefined"
+SAME_VALUE = "same_value"
+OFFSET = "offset"
+VAL_OFFSET = "val_offset"
+REGISTER = "register"
+EXPRESSION = "expression"
+VAL_EXPRESSION = "val_expression"
+ARCHITECTURAL = "architectural"
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+#: Deepest DW_CFA_remember_state nesting we accept (real code uses one or two).
+MAX_STATE_DEPTH = 64
+
+
+class CfaRule:
+    """CFA = register + offset, or the value of a DWARF expression (expr not None)."""
+    __slots__ = ("reg", "offset", "expr")
+
+    def __init__(self, reg, offset, expr=None):
+        self.reg, self.offset, self.expr = reg, offset, expr
+
+    def __eq__(self, other):
+        return isinstance(other, CfaRule) and \
+            (self.reg, self.offset, self.expr) == (other.reg, other.offset, other.expr)
+
+    def __hash__(self):
+        return hash((self.reg, self.offset, self.expr))
+
+    def __repr__(self):
+        if self.expr is not None:
+            return f"CfaRule(expr={self.expr.hex()})"
+        return f"CfaRule(r{self.reg}{self.offset:+d})"
+
+
+class RegRule:
+    """How to recover one register of the caller; ``arg`` depends on ``kind``."""
+    __slots__ = ("kind", "arg")
+
+    def __init__(self, kind, arg=None):
+        self.kind, self.arg = kind, arg
+
+    def __eq__(self, other):
+        return isinstance(other, RegRule) and self.kind == other.kind and self.arg == other.arg
+
+    def __hash__(self):
+        return hash((self.kind, self.arg))
+
+    def __repr__(self):
+        arg = self.arg.hex() if isinstance(self.arg, (bytes, bytearray)) else self.arg
+        return f"RegRule({self.kind}, {arg})"
+
+
+_RULE_UNDEFINED = RegRule(UNDEFINED)
+_RULE_SAME = RegRule(SAME_VALUE)
+
+
+class Row:
+    """One row of the CFI table: the rules that hold from ``address`` to the next row."""
+    __slots__ = ("address", "cfa", "regs", "signal_frame", "ra_reg")
+
+    def __init__(self, address, cfa, regs, signal_frame=False, ra_reg=16):
+        self.address, self.cfa, self.regs = address, cfa, regs
+        self.signal_frame, self.ra_reg = signal_frame, ra_reg
+
+    def __repr__(self):
+        regs = ", ".join(f"r{r}={v!r}" for r, v in sorted(self.regs.items()))
+        return f"Row(0x{self.address:x}, {self.cfa!r}, {{{regs}}})"
+
+
+class Cie:
+    """Common Information Entry: what a group of FDEs share."""
+    __slots__ = ("offset", "version", "augmentation", "code_align", "data_align", "ra_reg",
+                 "initial_instructions", "fde_encoding", "lsda_encoding", "personality",
+                 "personality_encoding", "signal_frame", "address_size", "segment_size",
+                 "has_augmentation_data", "_initial")
+
+    def __repr__(self):
+        return f"<Cie 0x{self.offset:x} v{self.version} {self.augmentation!r}>"
+
+
+class Fde:
+    """Frame Description Entry: the CFI of one address range [pc_begin, pc_end)."""
+    __slots__ = ("offset", "cie", "pc_begin", "pc_end", "instructions", "lsda",
+                 "_ins_addr", "_starts", "_rows")
+
+    @property
+    def signal_frame(self):
+        return self.cie.signal_frame
+
+    def __repr__(self):
+        return f"<Fde 0x{self.offset:x} [0x{self.pc_begin:x}, 0x{self.pc_end:x})>"
+
+
+class UnwindResult:
+    """The caller's registers as recovered by one row.
+
+    locations: where a recovered register was saved: ('addr', a) in memory, or
+    ('reg', r) in the callee's register r (also for same-value and carried-over
+    registers).  Registers computed by VAL_* rules, and the CFA-derived stack
+    pointer, have no location.
+    """
+    __slots__ = ("cfa", "regs", "locations", "ra", "ra_undefined")
+
+    def __init__(self, cfa, regs, locations, ra, ra_undefined):
+        self.cfa, self.regs, self.locations = cfa, regs, locations
+        self.ra, self.ra_undefined = ra, ra_undefined
+
+    def __repr__(self):
+        ra = "undefined" if self.ra_undefined else (None if self.ra is None else hex(self.ra))
+        return f"UnwindResult(cfa=0x{self.cfa:x}, ra={ra}, regs={{{len(self.regs)}}})"
+
+
+class CfiTable:
+    """The CFI of one ELF section, searched by pc (unbiased addresses)."""
+
+    def __init__(self, data, addr, ptr_size, is_eh):
+        self.data = bytes(data)
+        self.addr = addr
+        self.ptr_size = ptr_size
+        self.is_eh = is_eh
+        self.section = ".eh_frame" if is_eh else ".debug_frame"
+        #: Base for DW_EH_PE_datarel / textrel inside .eh_frame (GOT / text start); rarely used.
+        self.data_base = None
+        self.text_base = None
+        self._cies = {}
+        self._fdes = {}
+        self._last = None
+        self._hdr = None        # (struct, table_offset, entry_size, count, hdr_data, hdr_addr, enc)
+        self._index = None      # (starts, ends, offsets), sorted by start
+        # Counters, so tests and benchmarks can see how much work a lookup did.
+        self.cies_parsed = 0
+        self.fdes_parsed = 0
+        self.rows_computed = 0
+
+    # --- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_eh_frame(cls, data, addr, hdr_data=None, hdr_addr=None, ptr_size=8):
+        self = cls(data, addr, ptr_size, True)
+        if hdr_data is not None and hdr_addr is not None:
+            self._hdr = self._read_hdr(bytes(hdr_data), hdr_addr)
+        return self
+
+    @classmethod
+    def from_debug_frame(cls, data, addr=0, ptr_size=8):
+        return cls(data, addr, ptr_size, False)
+
+    def __repr__(self):
+        how = "hdr" if self._hdr else "scan"
+        return f"<CfiTable {self.section} 0x{self.addr:x} ({len(self.data)} bytes, {how})>"
+
+    def _read_hdr(self, hdr, hdr_addr):
+        """Decode .eh_frame_hdr; None when it has no usable search table."""
+        ps = self.ptr_size
+        if len(hdr) < 4 or hdr[0] != 1:
+            return None
+        ptr_enc, count_enc, table_enc = hdr[1], hdr[2], hdr[3]
+        try:
+            _ptr, pos = decode_pointer(hdr, 4, ptr_enc, ps, addr=hdr_addr, data_base=hdr_addr)
+            if count_enc == DW_EH_PE_omit or table_enc == DW_EH_PE_omit:
+                return None
+            count, pos = decode_pointer(hdr, pos, count_enc, ps, addr=hdr_addr, data_base=hdr_addr)
+        except DecodeError:
+            return None
+        if table_enc & DW_EH_PE_indirect:
+            return None
+        st = struct_for(table_enc, ps)
+        if st is None or not count:
+            return None
+        size = st.size
+        if pos + 2 * size * count > len(hdr):
+            return None
+        return (st, pos, size, count, hdr, hdr_addr, table_enc)
+
+    # --- low-level entry decoding -------------------------------------------------------------
+    def _where(self, off):
+        return f"{self.section} entry at offset 0x{off:x}"
+
+    def _entry(self, off):
+        """(id_pos, end, id_size, cie_id) of the entry at ``off``, or None for a zero terminator."""
+        data = self.data
+        n = len(data)
+        if off < 0 or off + 4 > n:
+            raise CfiError(f"{self._where(off)}: truncated entry header")
+        length = _U32.unpack_from(data, off)[0]
+        pos = off + 4
+        id_size = 4
+        if length == 0xFFFFFFFF:
+            if pos + 8 > n:
+                raise CfiError(f"{self._where(off)}: truncated 64-bit entry header")
+            length = _U64.unpack_from(data, pos)[0]
+            pos += 8
+            if not self.is_eh:
+                id_size = 8         # .eh_frame keeps a 4-byte CIE pointer even in 64-bit DWARF
+        elif length >= 0xFFFFFFF0:
+            raise CfiError(f"{self._where(off)}: reserved length 0x{length:x}")
+        if length == 0:
+            return None
+        end = pos + length
+        if end > n:
+            raise CfiError(f"{self._where(off)}: length {length} runs past the section end ({n} bytes)")
+        if pos + id_size > end:
+            raise CfiError(f"{self._where(off)}: too short for its CIE id")
+        cie_id = int.from_bytes(data[pos:pos + id_size], "little")
+        return pos, end, id_size, cie_id
+
+    def _is_cie(self, cie_id, id_size):
+        if self.is_eh:
+            return cie_id == 0
+        return cie_id == (0xFFFFFFFF if id_size == 4 else 0xFFFFFFFFFFFFFFFF)
+
+    def _cie_offset(self, off, id_pos, cie_id):
+        cie_off = id_pos - cie_id if self.is_eh else cie_id
+        if not 0 <= cie_off < len(self.data) or cie_off == off:
+            raise CfiError(f"{self._where(off)}: CIE pointer 0x{cie_id:x} is out of range")
+        return cie_off
+
+    def cie_at(self, off):
+        """The CIE at section offset ``off`` (parsed once, then cached)."""
+        cie = self._cies.get(off)
+        if cie is None:
+            try:
+                cie = self._parse_cie(off)
+            except DecodeError as exc:
+                raise CfiError(f"{self._where(off)}: malformed CIE ({exc})") from None
+            self._cies[off] = cie
+        return cie
+
+    def _parse_cie(self, off):
+        ent = self._entry(off)
+        if ent is None:
+            raise CfiError(f"{self._where(off)}: CIE pointer leads to a zero terminator")
+        id_pos, end, id_size, cie_id = ent
+        if not self._is_cie(cie_id, id_size):
+            raise CfiError(f"{self._where(off)}: expected a CIE, found an FDE")
+        self.cies_parsed += 1
+        buf = memoryview(self.data)[:end]
+        pos = id_pos + id_size
+        ps = self.ptr_size
+        cie = Cie()
+        cie.offset = off
+        version, pos = read_uint(buf, pos, 1)
+        if version not in (1, 3, 4):
+            raise CfiError(f"{self._where(off)}: unsupported CIE version {version}")
+        cie.version = version
+        nul = self.data.find(b"\0", pos, end)
+        if nul < 0:
+            raise CfiError(f"{self._where(off)}: unterminated augmentation string")
+        aug = self.data[pos:nul].decode("latin-1")
+        pos = nul + 1
+        cie.augmentation = aug
+        if aug.startswith("eh"):        # old GCC: a pointer-sized eh_data word follows
+            pos += ps
+            aug = aug[2:]
+        cie.address_size = ps
+        cie.segment_size = 0
+        if version >= 4:
+            cie.address_size, pos = read_uint(buf, pos, 1)
+            cie.segment_size, pos = read_uint(buf, pos, 1)
+            if cie.address_size not in (2, 4, 8):
+                raise CfiError(f"{self._where(off)}: unsupported address size {cie.address_size}")
+        cie.code_align, pos = uleb128(buf, pos)
+        cie.data_align, pos = sleb128(buf, pos)
+        if version == 1:
+            cie.ra_reg, pos = read_uint(buf, pos, 1)
+        else:
+            cie.ra_reg, pos = uleb128(buf, pos)
+        cie.fde_encoding = DW_EH_PE_absptr
+        cie.lsda_encoding = DW_EH_PE_omit
+        cie.personality = None
+        cie.personality_encoding = DW_EH_PE_omit
+        cie.signal_frame = False
+        cie.has_augmentation_data = False
+        if aug.startswith("z"):
+            cie.has_augmentation_data = True
+            alen, pos = uleb128(buf, pos)
+            aend = pos + alen
+            if aend > end:
+                raise CfiError(f"{self._where(off)}: augmentation data runs past the entry")
+            for ch in aug[1:]:
+                if ch == "R":
+                    cie.fde_encoding, pos = read_uint(buf, pos, 1)
+                elif ch == "P":
+                    enc, pos = read_uint(buf, pos, 1)
+                    cie.personality_encoding = enc
+                    # An indirect personality stays the address of its pointer slot.
+                    cie.personality, pos = decode_pointer(
+                        buf, pos, enc & ~DW_EH_PE_indirect, ps, addr=self.addr,
+                        data_base=self.data_base, text_base=self.text_base)
+                elif ch == "L":
+                    cie.lsda_encoding, pos = read_uint(buf, pos, 1)
+                elif ch == "S":
+                    cie.signal_frame = True
+                elif ch in "BG":        # AArch64 BTI / MTE markers: no data
+                    pass
+                else:
+                    break               # unknown: the z length lets us skip the rest
+                if pos > aend:
+                    raise CfiError(f"{self._where(off)}: augmentation data overruns its length")
+            pos = aend
+        elif aug:
+            raise CfiError(f"{self._where(off)}: unsupported CIE augmentation {cie.augmentation!r}")
+        if cie.fde_encoding != DW_EH_PE_omit:
+            fixed_size(cie.fde_encoding, ps)      # reject unknown formats now, with this CIE named
+        if pos > end:
+            raise CfiError(f"{self._where(off)}: CIE fields run past the entry")
+        cie.initial_instructions = self.data[pos:end]
+        cie._initial = None
+        return cie
+
+    def _fde_range(self, buf, pos, cie, off):
+        """Decode an FDE's initial location and range at ``pos``: (pc_begin, pc_end, pos)."""
+        if self.is_eh:
+            enc = cie.fde_encoding
+            if enc & DW_EH_PE_indirect:
+                raise CfiError(f"{self._where(off)}: indirect FDE address encoding is not supported")
+            if enc == DW_EH_PE_omit:
+                raise CfiError(f"{self._where(off)}: CIE omits the FDE address encoding")
+            ps = self.ptr_size
+            begin, pos = decode_pointer(buf, pos, enc, ps, addr=self.addr,
+                                        data_base=self.data_base, text_base=self.text_base)
+            rng, pos = read_format(buf, pos, enc, ps)
+        else:
+            pos += cie.segment_size
+            size = cie.address_size
+            begin, pos = read_uint(buf, pos, size)
+            rng, pos = read_uint(buf, pos, size)
+        mask = (1 << (self.ptr_size * 8)) - 1
+        return begin, (begin + (rng & mask)), pos
+
+    def fde_at(self, off):
+        """The FDE at section offset ``off`` (parsed once, then cached)."""
+        fde = self._fdes.get(off)
+        if fde is None:
+            try:
+                fde = self._parse_fde(off)
+            except DecodeError as exc:
+                raise CfiError(f"{self._where(off)}: malformed FDE ({exc})") from None
+            self._fdes[off] = fde
+        return fde
+
+    def _parse_fde(self, off):
+        ent = self._entry(off)
+        if ent is None:
+            raise CfiError(f"{self._where(off)}: expected an FDE, found a zero terminator")
+        id_pos, end, id_size, cie_id = ent
+        if self._is_cie(cie_id, id_size):
+            raise CfiError(f"{self._where(off)}: expected an FDE, found a CIE")
+        cie = self.cie_at(self._cie_offset(off, id_pos, cie_id))
+        self.fdes_parsed += 1
+        buf = memoryview(self.data)[:end]
+        fde = Fde()
+        fde.offset = off
+        fde.cie = cie
+        fde.pc_begin, fde.pc_end, pos = self._fde_range(buf, id_pos + id_size, cie, off)
+        fde.lsda = None
+        if cie.has_augmentation_data:
+            alen, pos = uleb128(buf, pos)
+            aend = pos + alen
+            if aend > end:
+                raise CfiError(f"{self._where(off)}: augmentation data runs past the entry")
+            if "L" in cie.augmentation and cie.lsda_encoding != DW_EH_PE_omit:
+                enc = cie.lsda_encoding
+                fde.lsda, _ = decode_pointer(
+                    buf[:aend], pos, enc & ~DW_EH_PE_indirect, self.ptr_size, addr=self.addr,
+                    data_base=self.data_base, text_base=self.text_base, func_base=fde.pc_begin)
+            pos = aend
+        fde.instructions = self.data[pos:end]
+        fde._ins_addr = self.addr + pos
+        fde._starts = None
+        fde._rows = None
+        return fde
+
+    # --- lookup -------------------------------------------------------------------------------
+    def find_fde(self, pc):
+        """The FDE with pc_begin <= pc < pc_end, or None."""
+        last = self._last
+        if last is not None and last.pc_begin <= pc < last.pc_end:
+            return last
+        if self._hdr is not None:
+            fde = self._find_in_hdr(pc)
+        else:
+            fde = self._find_in_index(pc)
+        if fde is not None:
+            self._last = fde
+        return fde
+
+    def _find_in_hdr(self, pc):
+        st, table, size, count, hdr, hdr_addr, enc = self._hdr
+        unpack = st.unpack_from
+        app = enc & 0x70
+        mask = (1 << (self.ptr_size * 8)) - 1
+
+        def value(field_off):
+            v = unpack(hdr, field_off)[0]
+            if app == DW_EH_PE_datarel:
+                v += hdr_addr
+            elif app == DW_EH_PE_pcrel:
+                v += hdr_addr + field_off
+            elif app:
+                raise CfiError(f".eh_frame_hdr: unsupported table encoding 0x{enc:02x}")
+            return v & mask
+
+        step = 2 * size
+        lo, hi = 0, count
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if value(table + mid * step) <= pc:
+                lo = mid + 1
+            else:
+                hi = mid
+        # Step back over zero-length or overlapping neighbours, a few at most.
+        for i in range(lo - 1, max(lo - 5, -1), -1):
+            fde_off = value(table + i * step + size) - self.addr
+            if not 0 <= fde_off < len(self.data):
+                raise CfiError(f".eh_frame_hdr: table entry {i} points outside .eh_frame")
+            fde = self.fde_at(fde_off)
+            if fde.pc_begin <= pc < fde.pc_end:
+                return fde
+        return None
+
+    def _build_index(self):
+        """Scan entry headers once (no instructions decoded) into sorted arrays."""
+        data = self.data
+        n = len(data)
+        entries = []
+        off = 0
+        while off < n:
+            ent = self._entry(off)
+            if ent is None:
+                if self.is_eh:
+                    break               # .eh_frame's zero terminator ends the section
+                off += 4
+                continue
+            id_pos, end, id_size, cie_id = ent
+            if not self._is_cie(cie_id, id_size):
+                cie = self.cie_at(self._cie_offset(off, id_pos, cie_id))
+                buf = memoryview(data)[:end]
+                try:
+                    begin, pc_end, _ = self._fde_range(buf, id_pos + id_size, cie, off)
+                except DecodeError as exc:
+                    raise CfiError(f"{self._where(off)}: malformed FDE ({exc})") from None
+                if pc_end > begin:
+                    entries.append((begin, pc_end, off))
+            off = end
+        entries.sort()
+        self._index = ([e[0] for e in entries], [e[1] for e in entries], [e[2] for e in entries])
+
+    def _find_in_index(self, pc):
+        if self._index is None:
+            self._build_index()
+        starts, ends, offsets = self._index
+        i = bisect_right(starts, pc) - 1
+        for j in range(i, max(i - 5, -1), -1):
+            if pc < ends[j]:
+                return self.fde_at(offsets[j])
+        return None
+
+    def iter_fdes(self):
+        """Every FDE in address order (parses them all: for tools and tests, not walks)."""
+        if self._hdr is not None:
+            st, table, size, count, hdr, hdr_addr, enc = self._hdr
+            seen = set()
+            for i in range(count):
+                v = st.unpack_from(hdr, table + i * 2 * size + size)[0]
+                if enc & 0x70 == DW_EH_PE_datarel:
+                    v += hdr_addr
+                elif enc & 0x70 == DW_EH_PE_pcrel:
+                    v += hdr_addr + table + i * 2 * size + size
+                off = (v & ((1 << (self.ptr_size * 8)) - 1)) - self.addr
+                if off not in seen:
+                    seen.add(off)
+                    yield self.fde_at(off)
+            return
+        if self._index is None:
+            self._build_index()
+        for off in self._index[2]:
+            yield self.fde_at(off)
+
+    def row_at(self, pc):
+        """The CFI row in effect at ``pc``, or None when no FDE covers it."""
+        fde = self.find_fde(pc)
+        if fde is None:
+            return None
+        starts = fde._starts
+        if starts is None:
+            self.rows(fde)
+            starts = fde._starts
+        i = bisect_right(starts, pc) - 1
+        return fde._rows[i] if i >= 0 else None
+
+    # --- CFA instructions ---------------------------------------------------------------------
+    def rows(self, fde):
+        """All rows of ``fde`` (computed on first use, then cached on the FDE)."""
+        if fde._rows is None:
+            cie = fde.cie
+            if cie._initial is None:
+                cfa, regs, _ = self._execute(cie.initial_instructions, cie, None, None, None,
+                                             CfaRule(None, 0), {}, None, "CIE", cie.offset)
+                cie._initial = (cfa, regs)
+            cfa, regs = cie._initial
+            _, _, rows = self._execute(fde.instructions, cie, fde.pc_begin, fde.pc_end,
+                                       fde._ins_addr, cfa, dict(regs), regs, "FDE", fde.offset)
+            fde._rows = rows
+            fde._starts = [r.address for r in rows]
+            self.rows_computed += 1
+        return fde._rows
+
+    def _execute(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial, what, off):
+        """Run CFA instructions; returns the final (cfa, regs) and, for an FDE, its rows."""
+        try:
+            return self._run(ins, cie, loc, pc_end, ins_addr, cfa, regs, initial)
+        except DecodeError as exc:
+            raise CfiError(f"{self._where(off)}: truncated {what} instructions ({exc})") from None
+        except CfiError as exc:
+            raise CfiError(f"{self._where(off)}: {exc}") from None
+
+    def _run(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial):
+        code_align = cie.code_align
+        data_align = cie.data_align
+        sig, ra_reg = cie.signal_frame, cie.ra_reg
+        emit = loc is not None
+        rows = []
+        stack = []
+        n = len(ins)
+        pos = 0
+        new_loc = None
+        while pos < n:
+            op = ins[pos]
+            pos += 1
+            high = op & 0xC0
+            if high:
+                low = op & 0x3F
+                if high == 0x40:                                # advance_loc
+                    new_loc = loc + low * code_align if emit else None
+                elif high == 0x80:                              # offset
+                    v, pos = uleb128(ins, pos)
+                    regs[low] = RegRule(OFFSET, v * data_align)
+                    continue
+                else:                                           # restore
+                    self._restore(regs, initial, low)
+                    continue
+            elif op == 0x00:                                    # nop
+                continue
+            elif op == 0x0E:                                    # def_cfa_offset
+                v, pos = uleb128(ins, pos)
+                cfa = CfaRule(cfa.reg, v)
+                continue
+            elif op == 0x0D:                                    # def_cfa_register
+                r, pos = uleb128(ins, pos)
+                cfa = CfaRule(r, cfa.offset if cfa.expr is None else 0)
+                continue
+            elif op == 0x0C:                                    # def_cfa
+                r, pos = uleb128(ins, pos)
+                v, pos = uleb128(ins, pos)
+                cfa = CfaRule(r, v)
+                continue
+            elif 0x02 <= op <= 0x04:                            # advance_loc1/2/4
+                size = 1 << (op - 2)
+                if pos + size > n:
+                    raise DecodeError(f"DW_CFA_advance_loc{size} operand")
+                delta = int.from_bytes(ins[pos:pos + size], "little")
+                pos += size
+                new_loc = loc + delta * code_align if emit else None
+            elif op == 0x0A:                                    # remember_state
+                if len(stack) >= MAX_STATE_DEPTH:
+                    raise CfiError(f"DW_CFA_remember_state nested deeper than {MAX_STATE_DEPTH}")
+                stack.append((cfa, dict(regs)))
+                continue
+            elif op == 0x0B:                                    # restore_state
+                if not stack:
+                    raise CfiError("DW_CFA_restore_state without a matching remember_state")
+                cfa, regs = stack.pop()
+                continue
+            elif op == 0x05:                                    # offset_extended
+                r, pos = uleb128(ins, pos)
+                v, pos = uleb128(ins, pos)
+                regs[r] = RegRule(OFFSET, v * data_align)
+                continue
+            elif op == 0x11:                                    # offset_extended_sf
+                r, pos = uleb128(ins, pos)
+                v, pos = sleb128(ins, pos)
+                regs[r] = RegRule(OFFSET, v * data_align)
+                continue
+            elif op == 0x2F:                                    # GNU_negative_offset_extended
+                r, pos = uleb128(ins, pos)
+                v, pos = uleb128(ins, pos)
+                regs[r] = RegRule(OFFSET, -v * data_align)
+                continue
+            elif op == 0x06:                                    # restore_extended
+                r, pos = uleb128(ins, pos)
+                self._restore(regs, initial, r)
+                continue
+            elif op == 0x07:                                    # undefined
+                r, pos = uleb128(ins, pos)
+                regs[r] = _RULE_UNDEFINED
+                continue
+            elif op == 0x08:                                    # same_value
+                r, pos = uleb128(ins, pos)
+                regs[r] = _RULE_SAME
+                continue
+            elif op == 0x09:                                    # register
+                r, pos = uleb128(ins, pos)
+                r2, pos = uleb128(ins, pos)
+                regs[r] = RegRule(REGISTER, r2)
+                continue
+            elif op == 0x12:                                    # def_cfa_sf
+                r, pos = uleb128(ins, pos)
+                v, pos = sleb128(ins, pos)
+                cfa = CfaRule(r, v * data_align)
+                continue
+            elif op == 0x13:                                    # def_cfa_offset_sf
+                v, pos = sleb128(ins, pos)
+                cfa = CfaRule(cfa.reg, v * data_align)
+                continue
+            elif op == 0x0F:                                    # def_cfa_expression
+                size, pos = uleb128(ins, pos)
+                if pos + size > n:
+                    raise DecodeError("DW_CFA_def_cfa_expression block")
+                cfa = CfaRule(None, 0, bytes(ins[pos:pos + size]))
+                pos += size
+                continue
+            elif op == 0x10 or op == 0x16:                      # expression, val_expression
+                r, pos = uleb128(ins, pos)
+                size, pos = uleb128(ins, pos)
+                if pos + size > n:
+                    raise DecodeError("DW_CFA_expression block")
+                regs[r] = RegRule(EXPRESSION if op == 0x10 else VAL_EXPRESSION,
+                                  bytes(ins[pos:pos + size]))
+                pos += size
+                continue
+            elif op == 0x14:                                    # val_offset
+                r, pos = uleb128(ins, pos)
+                v, pos = uleb128(ins, pos)
+                regs[r] = RegRule(VAL_OFFSET, v * data_align)
+                continue
+            elif op == 0x15:                                    # val_offset_sf
+                r, pos = uleb128(ins, pos)
+                v, pos = sleb128(ins, pos)
+                regs[r] = RegRule(VAL_OFFSET, v * data_align)
+                continue
+            elif op == 0x2E:                                    # GNU_args_size: only for landing pads
+                _, pos = uleb128(ins, pos)
+                continue
+            elif op == 0x2D:                                    # GNU_window_save (SPARC) /
+                continue                                        # AArch64 negate_ra_state: no x86 meaning
+            elif op == 0x01:                                    # set_loc
+                if self.is_eh:
+                    target, pos = decode_pointer(ins, pos, cie.fde_encoding, self.ptr_size,
+                                                 addr=ins_addr, data_base=self.data_base,
+                                                 text_base=self.text_base)
+                else:
+                    pos += cie.segment_size
+                    target, pos = read_uint(ins, pos, cie.address_size)
+                if not emit:
+                    continue
+                if target < loc:
+                    raise CfiError(f"DW_CFA_set_loc moves backwards (0x{target:x} < 0x{loc:x})")
+                new_loc = target
+            elif op == 0x1D:                                    # MIPS_advance_loc8
+                if pos + 8 > n:
+                    raise DecodeError("DW_CFA_MIPS_advance_loc8 operand")
+                delta = int.from_bytes(ins[pos:pos + 8], "little")
+                pos += 8
+                new_loc = loc + delta * code_align if emit else None
+            else:
+                raise CfiError(f"unknown CFA instruction 0x{op:02x} at offset {pos - 1}")
+            # Only location-advancing instructions reach here.
+            if not emit or new_loc <= loc:
+                continue
+            if loc < pc_end:
+                rows.append(Row(loc, cfa, dict(regs), sig, ra_reg))
+            loc = new_loc
+            if loc >= pc_end:
+                return cfa, regs, rows
+        if emit and loc < pc_end:
+            rows.append(Row(loc, cfa, dict(regs), sig, ra_reg))
+        return cfa, regs, rows
+
+    @staticmethod
+    def _restore(regs, initial, r):
+        rule = initial.get(r) if initial is not None else None
+        if rule is None:
+            regs.pop(r, None)
+        else:
+            regs[r] = rule
+
+
+# --- applying a row -------------------------------------------------------------------------------
+
+def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
+               callee_saved=frozenset({3, 6, 12, 13, 14, 15}), fp_reg=6, pc_reg=16):
+    """Recover the caller's registers from the callee's ``regs`` using ``row``.
+
+    Registers the row has no rule for keep the callee's value only if they are
+    callee-saved (or the frame pointer); the return-address column also does when
+    it is a real register (e.g. AArch64's x30), never when it is the pc itself.
+    Memory errors propagate as MemoryReadError; an unknown CFA register or a failing
+    CFA/return-address expression raises CfiError.  Failures computing other
+    registers just leave them unrecovered.
+    """
+    mask = (1 << (ptr_size * 8)) - 1
+
+    def load(addr):
+        try:
+            data = read_mem(addr, ptr_size)
+        except SwkError:
+            raise
+        except Exception as exc:
+            raise MemoryReadError(addr, ptr_size, str(exc) or type(exc).__name__) from None
+        if data is None or len(data) < ptr_size:
+            raise MemoryReadError(addr, ptr_size, "short read")
+        return int.from_bytes(data[:ptr_size], "little")
+
+    def run(expr, initial, what):
+        try:
+            res = evaluate(expr, read_reg=regs.__getitem__, read_mem=read_mem, ptr_size=ptr_size,
+                           initial_stack=initial)
+        except ExprError as exc:
+            raise CfiError(f"{what}: {exc}") from None
+        if res.kind not in ("memory", "value"):
+            raise CfiError(f"{what}: expression yields a {res.kind} location, not an address")
+        return res.value
+
+    rule = row.cfa
+    if rule.expr is not None:
+        cfa = run(rule.expr, (), "CFA expression")
+    else:
+        base = regs.get(rule.reg)
+        if base is None:
+            if rule.reg is None:
+                raise CfiError("CFA rule has no register")
+            raise CfiError(f"CFA is based on register {rule.reg}, whose value is unknown")
+        cfa = (base + rule.offset) & mask
+
+    ra_reg = row.ra_reg
+    out = {}
+    locs = {}
+    for r, rr in row.regs.items():
+        kind = rr.kind
+        try:
+            if kind == OFFSET:
+                a = (cfa + rr.arg) & mask
+                out[r] = load(a)
+                locs[r] = ("addr", a)
+            elif kind == VAL_OFFSET:
+                out[r] = (cfa + rr.arg) & mask
+            elif kind == REGISTER:
+                if rr.arg in regs:
+                    out[r] = regs[rr.arg]
+                    locs[r] = ("reg", rr.arg)
+            elif kind == SAME_VALUE:
+                if r in regs:
+                    out[r] = regs[r]
+                    locs[r] = ("reg", r)
+            elif kind == EXPRESSION:
+                a = run(rr.arg, (cfa,), f"rule for register {r}") & mask
+                out[r] = load(a)
+                locs[r] = ("addr", a)
+            elif kind == VAL_EXPRESSION:
+                out[r] = run(rr.arg, (cfa,), f"rule for register {r}") & mask
+            # UNDEFINED and ARCHITECTURAL: not recovered.
+        except CfiError:
+            if r == ra_reg:
+                raise
+    for r in callee_saved:
+        if r not in row.regs and r in regs:
+            out[r] = regs[r]
+            locs[r] = ("reg", r)
+    if fp_reg is not None and fp_reg not in row.regs and fp_reg in regs:
+        out[fp_reg] = regs[fp_reg]
+        locs[fp_reg] = ("reg", fp_reg)
+    if sp_reg not in row.regs:
+        out[sp_reg] = cfa
+        locs.pop(sp_reg, None)
+
+    ra_rule = row.regs.get(ra_reg)
+    if ra_rule is None and ra_reg != pc_reg and ra_reg not in out and ra_reg in regs:
+        out[ra_reg] = regs[ra_reg]
+        locs[ra_reg] = ("reg", ra_reg)
+    ra = out.get(ra_reg)
+    ra_undefined = ra is None and (ra_rule is None or ra_rule.kind == UNDEFINED)
+    return UnwindResult(cfa, out, locs, ra, ra_undefined)
