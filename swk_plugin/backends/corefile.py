@@ -54,6 +54,8 @@ DT_NULL = 0
 DT_DEBUG = 21
 
 ADDR_LIMIT = 1 << 64
+#: Larger than any vDSO: a bigger image size means the headers are damaged.
+VDSO_MAX = 1 << 20
 
 _ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
 _EM_NAMES = {3: "i386", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "s390", 40: "ARM",
@@ -173,7 +175,7 @@ class CoreThread:
 
 class _ElfInfo:
     """What the core back-end needs of a mapped ELF: its program headers."""
-    __slots__ = ("e_type", "entry", "loads", "phdr_vaddr", "dynamic", "image_end", "interp")
+    __slots__ = ("e_type", "entry", "loads", "phdr_vaddr", "dynamic", "image_end")
 
     def __init__(self, e_type, entry, loads, phdr_vaddr, dynamic, image_end):
         self.e_type, self.entry, self.loads = e_type, entry, loads
@@ -199,7 +201,7 @@ def _parse_elf_image(read):
         raise _NotElf("not a 64-bit little-endian ELF")
     e_type, _machine, _version, entry, phoff, shoff = struct.unpack_from("<HHIQQQ", hdr, 16)
     phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", hdr, 54)
-    if phentsize < _Phdr.size or not 0 < phnum <= 4096:
+    if not _Phdr.size <= phentsize <= 1024 or not 0 < phnum <= 4096:
         raise _NotElf("bad program header table")
     table = read(phoff, phentsize * phnum)
     if len(table) < phentsize * phnum:
@@ -255,12 +257,13 @@ class CoreFile:
         self.page_size = 4096
         self._cur_thread = None
         self._lock = threading.Lock()
-        self._files = {}        # host path -> (fd, size) or (None, reason)
+        self._files = {}        # host path -> (file, size) or (None, reason)
         self._fmaps = None      # file mappings (NT_FILE, or derived from r_debug)
         self._fmap_starts = []
         self._by_path = None
         self._exe_mapped = False
         self._elf_cache = {}
+        self._regions = None
         try:
             self._fh = open(self.path, "rb", buffering=0)
         except FileNotFoundError:
@@ -283,16 +286,14 @@ class CoreFile:
     # --- life cycle ----------------------------------------------------------------
     def close(self):
         with self._lock:
-            for fd, _ in self._files.values():
-                if fd is not None:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+            for fh, _ in self._files.values():
+                if fh is not None:
+                    fh.close()
             self._files.clear()
         fh = getattr(self, "_fh", None)
         if fh is not None:
             fh.close()
+        self._fd = None
 
     def __enter__(self):
         return self
@@ -550,30 +551,31 @@ class CoreFile:
                 try:
                     if not os.path.isfile(host):  # never open a device or a FIFO
                         raise FileNotFoundError(2, "no such file" if not os.path.exists(host) else "not a regular file")
-                    fd = os.open(host, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-                    entry = (fd, os.fstat(fd).st_size)
+                    fh = open(host, "rb", buffering=0)  # closed by close() or with the CoreFile
+                    entry = (fh, os.fstat(fh.fileno()).st_size)
                 except OSError as exc:
                     entry = (None, exc.strerror or str(exc))
                 self._files[host] = entry
         return entry
 
     def _read_host(self, host, offset, size):
-        fd, info = self._open_host(host)
-        if fd is None:
+        fh, info = self._open_host(host)
+        if fh is None:
             raise OSError(f"{host}: {info}")
-        return self._pread(fd, offset, size)
+        return self._pread(fh.fileno(), offset, min(size, max(0, info - offset)))
 
     def _read_from_mapping(self, addr, size, why):
         m = self.mapping_at(addr)
         if m is None:
             raise MemoryReadError(addr, size, why)
         host = self.host_path(m.path)
-        fd, info = self._open_host(host)
-        if fd is None:
+        fh, info = self._open_host(host)
+        if fh is None:
             raise MemoryReadError(addr, size, f"not in the core file, and {host}: {info}")
+        fd = fh.fileno()
         n = min(size, m.end - addr)
         off = m.offset + (addr - m.start)
-        data = self._pread(fd, off, n)
+        data = self._pread(fd, off, min(n, info - off)) if off < info else b""
         if len(data) < n:  # past EOF: the rest of EOF's page reads as zeros, then SIGBUS
             ps = self.page_size
             page_end = (info + ps - 1) // ps * ps
@@ -597,6 +599,8 @@ class CoreFile:
             raise MemoryReadError(addr % ADDR_LIMIT, size, "address out of range")
         if size == 0:
             return b""
+        if self._fd is None:
+            raise MemoryReadError(addr, size, "core file closed")
         parts = []
         a, end = addr, addr + size
         while a < end:
@@ -612,8 +616,9 @@ class CoreFile:
         if seg is not None and addr < seg.end:
             off = addr - seg.vaddr
             if off < seg.filesz:
-                n = min(size, seg.filesz - off)
-                data = self._pread(self._fd, seg.offset + off, n)
+                where = seg.offset + off
+                n = min(size, seg.filesz - off, self._size - where)
+                data = self._pread(self._fd, where, n) if n > 0 else b""
                 if not data:
                     raise MemoryReadError(addr, size, "core file truncated")
                 return data
@@ -696,14 +701,36 @@ class CoreFile:
     def _page_down(self, v):
         return v & ~(self.page_size - 1)
 
-    def load_bias(self, path):
-        """Load bias of a mapped file: the start of its lowest-offset mapping
-        minus the page of the ELF PT_LOAD that maps that offset."""
-        maps = self.mappings_of(path)
+    def load_instances(self, path):
+        """A mapped file's mappings (by address) split into load instances.
+
+        Each instance starts at a mapping of the file's lowest offset (its ELF
+        header) and takes the mappings above it: a file loaded twice (dlmopen)
+        or also mapped as plain data (a tool reading a library) gives several.
+        """
+        maps = sorted(self.mappings_of(path))
         if not maps:
-            return None
-        m0 = maps[0]
-        info = self.elf_info(path)
+            return []
+        low = min(m.offset for m in maps)
+        out = []
+        for m in maps:
+            if m.offset == low or not out:
+                out.append([m])
+            else:
+                out[-1].append(m)
+        return out
+
+    def load_bias(self, maps):
+        """Load bias of one load instance (or of a path's first instance): the
+        start of its lowest-offset mapping minus the page of the ELF PT_LOAD
+        that maps that offset (0 for a non-PIE executable)."""
+        if isinstance(maps, str):
+            insts = self.load_instances(maps)
+            if not insts:
+                return None
+            maps = insts[0]
+        m0 = min(maps, key=lambda m: (m.offset, m.start))
+        info = self.elf_info(m0.path)
         if isinstance(info, _ElfInfo) and info.loads:
             for vaddr, _memsz, offset, _filesz, _flags in info.loads:
                 if self._page_down(offset) == m0.offset:
@@ -712,18 +739,21 @@ class CoreFile:
             return m0.start - m0.offset - self._page_down(vaddr - offset)
         return m0.start - m0.offset
 
-    def exec_ranges(self, path):
-        """[start, end) of a mapped file's executable mappings (core PT_LOAD
-        flags; the ELF's PT_LOAD flags where the core has no PT_LOAD)."""
+    def exec_ranges(self, maps):
+        """[start, end) of the executable mappings of one load instance (or of
+        all of a path's mappings): the core's PT_LOAD flags, or the ELF's
+        PT_LOAD flags where the core has no PT_LOAD."""
+        if isinstance(maps, str):
+            maps = self.mappings_of(maps)
         ranges = []
         info = None
-        for m in sorted(self.mappings_of(path)):
+        for m in sorted(maps):
             seg = self.segment_at(m.start)
             if seg is not None:
                 x = bool(seg.flags & PF_X)
             else:
                 if info is None:
-                    info = self.elf_info(path)
+                    info = self.elf_info(m.path)
                 x = bool(self._elf_flags(info, m.offset) & PF_X)
             if x:
                 if ranges and ranges[-1][1] == m.start:
@@ -743,6 +773,8 @@ class CoreFile:
     def regions(self):
         """MemoryRegion list: the core's PT_LOADs, plus file mappings (or parts)
         that no PT_LOAD covers, named after their files."""
+        if self._regions is not None:
+            return list(self._regions)
         vdso = self.auxv.get(AT_SYSINFO_EHDR)
         regions = []
         for seg in self.segments:
@@ -759,7 +791,8 @@ class CoreFile:
                     r, w, x = True, False, False
                 regions.append(MemoryRegion(lo, hi, r, w, x, m.path))
         regions.sort(key=lambda r: r.start)
-        return regions
+        self._regions = regions
+        return list(regions)
 
     def _uncovered(self, start, end):
         gaps = []
@@ -783,8 +816,6 @@ class CoreFile:
     # --- no NT_FILE: the dynamic linker's list ------------------------------------------
     def _derive_mappings(self):
         exe = self.exe_path or self.execfn
-        if exe is None and self.exe_name:
-            exe = self.exe_name
         if not exe:
             raise _NotElf("the executable is unknown (give exe_path)")
         self._exe_mapped = exe
@@ -865,18 +896,28 @@ class CoreLibraryState(LibraryState):
             paths = core.mapped_paths()
         except (MemoryReadError, BadFileError, OSError):
             exe_mapped, paths = None, []
+        anchor = core.auxv.get(AT_PHDR) or core.auxv.get(AT_ENTRY)
         for path in paths:
-            try:
-                lib = self._library(path)
-            except (MemoryReadError, BadFileError, OSError):
-                lib = None
-            if lib is None:
-                continue
-            if path == exe_mapped:
-                lib.is_aout = True
-                aout = lib
-            else:
-                libs.append(lib)
+            for inst in core.load_instances(path):
+                try:
+                    lib = self._library(path, inst)
+                except (MemoryReadError, BadFileError, OSError):
+                    lib = None
+                if lib is None:
+                    continue
+                if aout is None and path == exe_mapped and (
+                        not anchor or any(m.start <= anchor < m.end for m in inst)):
+                    lib.is_aout = True
+                    aout = lib
+                else:
+                    libs.append(lib)
+        if aout is None and exe_mapped is not None:
+            for lib in libs:  # AT_PHDR outside every instance: take the first
+                if lib.mapped_path == exe_mapped:
+                    libs.remove(lib)
+                    lib.is_aout = True
+                    aout = lib
+                    break
         if aout is not None:
             libs.insert(0, aout)
         vdso = self._vdso()
@@ -884,20 +925,17 @@ class CoreLibraryState(LibraryState):
             libs.append(vdso)
         return libs
 
-    def _library(self, path):
+    def _library(self, path, inst):
+        """A Library for one load instance of a mapped file, or None if it is
+        not loaded code (a data file, an ELF mapped as data, /dev/zero...)."""
         core = self.core
         info = core.elf_info(path)
         if info is _NOT_ELF:
             return None
-        ranges = core.exec_ranges(path)
-        if info is None and not ranges:
-            return None  # unreadable and not code: a data file, a deleted file...
-        if isinstance(info, _ElfInfo) and not ranges:
-            bias = core.load_bias(path)
-            ranges = [(bias + lo, bias + lo + memsz) for lo, memsz, _o, _f, flags in info.loads if flags & PF_X]
-            if not ranges:
-                return None  # an ELF mapped as data (e.g. read by a tool), not loaded code
-        lib = Library(core.host_path(path), core.load_bias(path), module_loader=_load_file_module,
+        ranges = core.exec_ranges(inst)
+        if not ranges:
+            return None
+        lib = Library(core.host_path(path), core.load_bias(inst), module_loader=_load_file_module,
                       ranges=ranges)
         lib.mapped_path = path
         return lib
@@ -910,6 +948,8 @@ class CoreLibraryState(LibraryState):
         try:
             info = _parse_elf_image(lambda off, n: core.read(ehdr + off, n))
             size = info.image_end
+            if size > VDSO_MAX:
+                return None
             rounded = (size + core.page_size - 1) // core.page_size * core.page_size
             try:
                 image = core.read(ehdr, rounded)

@@ -13,7 +13,7 @@ import struct
 from bisect import bisect_right
 
 from ..errors import MemoryReadError, SwkError
-from .encoding import (DW_EH_PE_absptr, DW_EH_PE_datarel, DW_EH_PE_funcrel, DW_EH_PE_indirect,
+from .encoding import (DW_EH_PE_absptr, DW_EH_PE_datarel, DW_EH_PE_indirect,
                        DW_EH_PE_omit, DW_EH_PE_pcrel, DecodeError, decode_pointer, fixed_size,
                        read_format, read_uint, sleb128, struct_for, uleb128)
 from .expr import ExprError, evaluate
@@ -113,7 +113,11 @@ class Cie:
 
 
 class Fde:
-    """Frame Description Entry: the CFI of one address range [pc_begin, pc_end)."""
+    """Frame Description Entry: the CFI of one address range [pc_begin, pc_end).
+
+    lsda is the LSDA pointer from the augmentation data (the address of the
+    pointer slot when cie.lsda_encoding has DW_EH_PE_indirect), or None.
+    """
     __slots__ = ("offset", "cie", "pc_begin", "pc_end", "instructions", "lsda",
                  "_ins_addr", "_starts", "_rows")
 
@@ -161,6 +165,7 @@ class CfiTable:
         self._last = None
         self._hdr = None        # (struct, table_offset, entry_size, count, hdr_data, hdr_addr, enc)
         self._index = None      # (starts, ends, offsets), sorted by start
+        self._index_error = None
         # Counters, so tests and benchmarks can see how much work a lookup did.
         self.cies_parsed = 0
         self.fdes_parsed = 0
@@ -453,29 +458,37 @@ class CfiTable:
         return None
 
     def _build_index(self):
-        """Scan entry headers once (no instructions decoded) into sorted arrays."""
+        """Scan entry headers once (no instructions decoded) into sorted arrays.
+
+        A malformed entry stops the scan: the FDEs before it stay usable, and
+        lookups the index cannot answer re-raise that error (without rescanning).
+        """
         data = self.data
         n = len(data)
         entries = []
         off = 0
-        while off < n:
-            ent = self._entry(off)
-            if ent is None:
-                if self.is_eh:
-                    break               # .eh_frame's zero terminator ends the section
-                off += 4
-                continue
-            id_pos, end, id_size, cie_id = ent
-            if not self._is_cie(cie_id, id_size):
-                cie = self.cie_at(self._cie_offset(off, id_pos, cie_id))
-                buf = memoryview(data)[:end]
-                try:
-                    begin, pc_end, _ = self._fde_range(buf, id_pos + id_size, cie, off)
-                except DecodeError as exc:
-                    raise CfiError(f"{self._where(off)}: malformed FDE ({exc})") from None
-                if pc_end > begin:
-                    entries.append((begin, pc_end, off))
-            off = end
+        self._index_error = None
+        try:
+            while off < n:
+                ent = self._entry(off)
+                if ent is None:
+                    if self.is_eh:
+                        break           # .eh_frame's zero terminator ends the section
+                    off += 4
+                    continue
+                id_pos, end, id_size, cie_id = ent
+                if not self._is_cie(cie_id, id_size):
+                    cie = self.cie_at(self._cie_offset(off, id_pos, cie_id))
+                    buf = memoryview(data)[:end]
+                    try:
+                        begin, pc_end, _ = self._fde_range(buf, id_pos + id_size, cie, off)
+                    except DecodeError as exc:
+                        raise CfiError(f"{self._where(off)}: malformed FDE ({exc})") from None
+                    if pc_end > begin:
+                        entries.append((begin, pc_end, off))
+                off = end
+        except CfiError as exc:
+            self._index_error = exc
         entries.sort()
         self._index = ([e[0] for e in entries], [e[1] for e in entries], [e[2] for e in entries])
 
@@ -487,6 +500,8 @@ class CfiTable:
         for j in range(i, max(i - 5, -1), -1):
             if pc < ends[j]:
                 return self.fde_at(offsets[j])
+        if self._index_error is not None:
+            raise CfiError(str(self._index_error))
         return None
 
     def iter_fdes(self):
@@ -509,6 +524,8 @@ class CfiTable:
             self._build_index()
         for off in self._index[2]:
             yield self.fde_at(off)
+        if self._index_error is not None:
+            raise CfiError(str(self._index_error))
 
     def row_at(self, pc):
         """The CFI row in effect at ``pc``, or None when no FDE covers it."""
@@ -747,7 +764,7 @@ def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
 
     def run(expr, initial, what):
         try:
-            res = evaluate(expr, read_reg=regs.__getitem__, read_mem=read_mem, ptr_size=ptr_size,
+            res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size,
                            initial_stack=initial)
         except ExprError as exc:
             raise CfiError(f"{what}: {exc}") from None
@@ -779,12 +796,14 @@ def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
             elif kind == VAL_OFFSET:
                 out[r] = (cfa + rr.arg) & mask
             elif kind == REGISTER:
-                if rr.arg in regs:
-                    out[r] = regs[rr.arg]
+                v = regs.get(rr.arg)
+                if v is not None:
+                    out[r] = v
                     locs[r] = ("reg", rr.arg)
             elif kind == SAME_VALUE:
-                if r in regs:
-                    out[r] = regs[r]
+                v = regs.get(r)
+                if v is not None:
+                    out[r] = v
                     locs[r] = ("reg", r)
             elif kind == EXPRESSION:
                 a = run(rr.arg, (cfa,), f"rule for register {r}") & mask
@@ -796,11 +815,12 @@ def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
         except CfiError:
             if r == ra_reg:
                 raise
+    rules = row.regs
     for r in callee_saved:
-        if r not in row.regs and r in regs:
+        if r not in rules and regs.get(r) is not None:
             out[r] = regs[r]
             locs[r] = ("reg", r)
-    if fp_reg is not None and fp_reg not in row.regs and fp_reg in regs:
+    if fp_reg is not None and fp_reg not in rules and regs.get(fp_reg) is not None:
         out[fp_reg] = regs[fp_reg]
         locs[fp_reg] = ("reg", fp_reg)
     if sp_reg not in row.regs:
@@ -808,7 +828,7 @@ def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
         locs.pop(sp_reg, None)
 
     ra_rule = row.regs.get(ra_reg)
-    if ra_rule is None and ra_reg != pc_reg and ra_reg not in out and ra_reg in regs:
+    if ra_rule is None and ra_reg != pc_reg and ra_reg not in out and regs.get(ra_reg) is not None:
         out[ra_reg] = regs[ra_reg]
         locs[ra_reg] = ("reg", ra_reg)
     ra = out.get(ra_reg)
