@@ -38,6 +38,11 @@ def cmd_bt(args, out):
         raise SwkError("swk: --frame-cap must be positive")
     if args.limit == 0:
         raise SwkError("swk: a frame count must not be zero")
+    import os
+    if args.exe is not None and not os.path.isfile(args.exe):
+        raise SwkError(f"swk: --exe {args.exe}: no such file")
+    if args.sysroot is not None and not os.path.isdir(args.sysroot):
+        raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
     ps = CoreProcessState(args.core, exe_path=args.exe, sysroot=args.sysroot)
     walker = Walker(ps, frame_cap=args.frame_cap)
     tids = ps.get_thread_ids()

@@ -80,6 +80,9 @@ class SymbolHit:
 
 
 class ElfSymbolLookup(SymbolLookup):
+    """Names as GDB's bt shows them: the DWARF function's name where the module
+    (or its separate debug file) has one, else the ELF symbol, demangled."""
+
     def lookup_at_addr(self, addr):
         libs = self.walker.process_state.library_state if self.walker else None
         if libs is None:
@@ -87,14 +90,16 @@ class ElfSymbolLookup(SymbolLookup):
         lib = libs.get_library_at_addr(addr)
         if lib is None or lib.module is None:
             return None
+        off = addr - lib.base
         table = module_symbols(lib.module)
-        if table is None:
+        hit = table.lookup(off) if table is not None else None
+        obj = SymbolHit(hit[0], lib) if hit is not None else None
+        name = dwarf_function_name(lib.module, off)
+        if name is None and hit is not None:
+            name = hit[0].demangled
+        if name is None:
             return None
-        hit = table.lookup(addr - lib.base)
-        if hit is None:
-            return None
-        sym = hit[0]
-        return display_name(lib.module, sym, addr - lib.base), SymbolHit(sym, lib)
+        return name, obj
 
     def source_line(self, frame):
         """(file, line) of the frame's lookup pc, or None."""
@@ -110,15 +115,12 @@ class ElfSymbolLookup(SymbolLookup):
             return None
 
 
-def display_name(module, sym, addr):
-    """The name GDB would show: demangled; without the parameter list when DWARF covers the function."""
-    name = sym.demangled
-    if "(" in name:
-        lines = module_lines(module)
-        try:
-            if lines is not None and lines.has_debug_info(addr):
-                from .elf.demangle import strip_params
-                name = strip_params(name)
-        except Exception:
-            pass
-    return name
+def dwarf_function_name(module, addr):
+    """The DWARF subprogram's name at unbiased ``addr`` (qualified like GDB's), or None."""
+    lines = module_lines(module)
+    if lines is None:
+        return None
+    try:
+        return lines.function_name(addr)
+    except Exception:
+        return None

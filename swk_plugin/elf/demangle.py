@@ -24,7 +24,8 @@ import shutil
 import subprocess
 import threading
 
-__all__ = ["demangle", "demangle_cxx", "demangle_many", "strip_params", "gdb_plain_name"]
+__all__ = ["demangle", "demangle_cxx", "demangle_many", "strip_params", "drop_return_type",
+           "gdb_can_parse", "gdb_plain_name"]
 
 _lock = threading.Lock()
 _cache = {}
@@ -70,6 +71,27 @@ def _load_cxa():
     return _cxa
 
 
+# __cxa_demangle prints the standard substitutions Ss/Si/So/Sd in their short form;
+# GDB (like c++filt) prints them in full ("verbose").
+_SHORT_SUBS = {
+    "std::string": "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+    "std::istream": "std::basic_istream<char, std::char_traits<char> >",
+    "std::ostream": "std::basic_ostream<char, std::char_traits<char> >",
+    "std::iostream": "std::basic_iostream<char, std::char_traits<char> >",
+}
+_SHORT_RE = re.compile(r"(?<![\w:])std::(?:string|istream|ostream|iostream)(?![\w])")
+
+
+def _verbose(d):
+    if "std::" in d:
+        def full(m):
+            r = _SHORT_SUBS[m.group(0)]
+            # the demangler separates ">>" with a space: keep that when the expansion ends in '>'
+            return r + " " if d.startswith(">", m.end()) else r
+        return _SHORT_RE.sub(full, d)
+    return d
+
+
 def _cxa_demangle(mangled):
     """The demangled name, or None; raises LookupError when no demangler library exists."""
     fn = _load_cxa()
@@ -88,7 +110,7 @@ def _cxa_demangle(mangled):
     try:
         if status.value != 0:
             return None
-        return ctypes.string_at(ptr).decode("utf-8", "replace")
+        return _verbose(ctypes.string_at(ptr).decode("utf-8", "replace"))
     finally:
         _free(ptr)
 
@@ -144,6 +166,10 @@ def demangle(name):
         return name
     r = _cache.get(name)
     if r is not None:
+        return r
+    if name.endswith("@plt") and len(name) > 4:
+        r = demangle(name[:-4]) + "@plt"
+        _cache[name] = r
         return r
     base = _strip_version(name)
     if base.startswith("_Z"):
@@ -346,10 +372,8 @@ def _ada_decode(enc):
 
 def gdb_plain_name(name):
     """What GDB shows for a non-C++ ELF symbol: its Ada decoding when that differs, else the name."""
-    if not name or name[0] in "_<" or not _isalpha(name[0]) and name[0] != ".":
-        # quick exits the decoder would take as well (names starting with '_' are never decoded)
-        if not name or name[0] in "_<":
-            return name
+    if not name or name[0] in "_<":
+        return name     # the decoder never changes these
     try:
         d = _ada_decode(name)
     except (IndexError, ValueError):
@@ -384,7 +408,10 @@ def _skip_operator(s, i):
         j += 1
     for op in _OP_SYMBOLS:
         if s.startswith(op, j):
-            return j + len(op)
+            j += len(op)
+            if s.startswith(" <", j):      # "operator< <char>": template arguments follow
+                j += 1
+            return j
     return None
 
 
@@ -419,7 +446,12 @@ def _split_scope(s):
             else:
                 return 0     # unbalanced: leave as is
         elif c == " " and not depth:
-            last_space = i
+            rest = s[i + 1:i + 10]
+            # "f(int) const::g": a qualifier of an enclosing function, not a return type
+            if not (rest.startswith("&") or
+                    any(rest.startswith(q) and not _is_ident_char(s[i + 1 + len(q):i + 2 + len(q)] or " ")
+                        for q in ("const", "volatile"))):
+                last_space = i
         i += 1
     if last_space < 0:
         return 0
@@ -428,15 +460,12 @@ def _split_scope(s):
     return last_space + 1
 
 
-def strip_params(name):
-    """GDB's cp_remove_params: "ns::Foo<int>::bar(int) const" -> "ns::Foo<int>::bar"."""
-    if not name:
-        return name
-    s = _CLONE_RE.sub("", name)
-    s = s.rstrip()
+def _split_function(s):
+    """Split a demangled function name into (start of the name after any return type,
+    index of its parameter list); None when there is no parameter list."""
     core = _QUAL_RE.sub("", s) if s.endswith(("const", "volatile", "&", "noexcept", ")", "safe")) else s
     if not core.endswith(")"):
-        return s if s != name.rstrip() or "(" not in s else s
+        return None
     # match the trailing parameter list backwards, counting parentheses only
     depth = 0
     i = len(core) - 1
@@ -450,13 +479,109 @@ def strip_params(name):
                 break
         i -= 1
     if i <= 0:
-        return s
+        return None
     head = core[:i].rstrip()
     # "operator()" without parameters: those parentheses are the name
     if head.endswith("operator") and (len(head) == 8 or not _is_ident_char(head[-9])):
         if core[i:] == "()":
-            return s
+            return None
     if not head:
+        return None
+    return _split_scope(head), len(head)
+
+
+_FN_TYPE_IN_ARGS = re.compile(r"[\w>\]*&]\s?\((?![*&])(?!anonymous namespace\))")
+
+
+def gdb_can_parse(name):
+    """False for the C++ names GDB's name parser rejects (so that ``bt`` shows them whole,
+    parameters included): empty template argument lists ("std::tuple<>"), lambdas
+    ("{lambda(int)#1}", "<lambda(int)>"), anonymous types ("{...}"), entities local to a
+    function ("f(int)::X"), and function types among template arguments ("std::function<int (int)>")."""
+    if "<>" in name or "lambda" in name and ("{lambda" in name or "<lambda" in name):
+        return False
+    if "{" in name:
+        return False
+    k = name.find(")::")
+    while k != -1:
+        if not name.startswith("(anonymous namespace", name.rfind("(", 0, k + 1)):
+            return False
+        k = name.find(")::", k + 1)
+    if "<" in name:
+        depth = 0
+        i = 0
+        n = len(name)
+        while i < n:
+            c = name[i]
+            if c.isalpha() or c == "_":
+                j = i
+                while j < n and _is_ident_char(name[j]):
+                    j += 1
+                if name[i:j] == "operator" and (i == 0 or not _is_ident_char(name[i - 1])):
+                    k2 = _skip_operator(name, i)
+                    if k2 is None:
+                        return True
+                    i = k2
+                    continue
+                i = j
+                continue
+            if c == "<":
+                depth += 1
+            elif c == ">" and depth:
+                depth -= 1
+            elif c == "(" and depth:
+                m = _FN_TYPE_IN_ARGS.match(name, i - 2 if name[i - 1] == " " else i - 1)
+                if m is not None and m.end() == i + 1:
+                    return False
+            i += 1
+    return True
+
+
+def drop_return_type(name):
+    """The demangled function name without its leading return type (GDB's DMGL_RET_DROP)."""
+    if not name:
+        return name
+    sp = _split_function(name.rstrip())
+    if sp is None:
+        return name
+    start, plen = sp
+    head = name[start:plen]
+    if head.startswith("(") and head.endswith(")") and len(head) > 2:
+        # the return type is a pointer to function wrapped around the name:
+        # "void (*f(int))(char)", "void (X::*&& std::forward<...>(...))()"
+        return _unwrap_declarator(head)
+    return name[start:] if start else name
+
+
+_PTR_DECL = re.compile(r"^\s*(?:(?:[A-Za-z_]\w*(?:<[^()]*?>)?::)+)?[*&]+(?:\s*(?:const|volatile)\b)*\s*")
+
+
+def _unwrap_declarator(head):
+    """"(*f(int))" / "(X::*&& f<...>(...))" -> the function's own "name(params)"."""
+    inner = head[1:-1]
+    k = _split_scope(inner)
+    inner = inner[k:]
+    m = _PTR_DECL.match(inner)
+    return inner[m.end():] if m else inner
+
+
+def strip_params(name):
+    """GDB's cp_remove_params as ``bt`` applies it: "ns::Foo<int>::bar(int) const" ->
+    "ns::Foo<int>::bar" (return type, parameters, qualifiers and clone tags dropped).
+    A name GDB cannot parse is returned whole, since ``bt`` then prints it whole."""
+    if not name:
+        return name
+    s = _CLONE_RE.sub("", name).rstrip()
+    sp = _split_function(s)
+    if sp is None:
         return s
-    start = _split_scope(head)
-    return head[start:] if start else head
+    if not gdb_can_parse(s):
+        return s
+    start, plen = sp
+    res = s[start:plen]
+    # a function returning a function pointer: "int (*get_fp(int))(char)"
+    if res.startswith("(") and res.endswith(")") and len(res) > 3:
+        inner = strip_params(_unwrap_declarator(res))
+        if inner:
+            return inner
+    return res

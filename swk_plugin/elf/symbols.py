@@ -1,0 +1,470 @@
+"""ELF symbol tables: address -> symbol, the way GDB's minimal symbols answer it.
+
+A SymbolTable holds two sorted tables, as GDB holds two objfiles:
+
+* the module's own: its .symtab, its .dynsym, and synthetic ``NAME@plt``
+  symbols for PLT entries;
+* the separate debug file's .symtab, when there is one.
+
+``lookup(addr)`` runs GDB's ``lookup_minimal_symbol_by_pc_section`` over each
+table and keeps the better answer (the higher start; the module's on a tie).
+Among several symbols at one address GDB takes the last in (address,
+linkage-name) order, preferring a global function over an otherwise identical
+other symbol; a sized symbol covers [value, value+size); a size-0 symbol covers
+everything up to the next symbol of its section.  Symbol tables are parsed with
+``struct`` straight from the section bytes (no per-symbol pyelftools objects).
+"""
+import bisect
+import struct
+import threading
+
+from elftools.common.exceptions import ELFError
+
+from ..errors import BadFileError
+from .demangle import demangle
+
+__all__ = ["Symbol", "SymbolTable"]
+
+SHN_UNDEF = 0
+SHN_LORESERVE = 0xFF00
+SHF_ALLOC = 0x2
+SHF_EXECINSTR = 0x4
+SHF_TLS = 0x400
+
+_STT = {0: "notype", 1: "object", 2: "func", 10: "ifunc"}
+_STB = {0: "local", 1: "global", 2: "weak", 10: "global"}   # 10: STB_GNU_UNIQUE
+
+
+class Symbol:
+    """One ELF symbol: ``name`` is the raw (linkage) name without a version suffix,
+    ``value`` the file's own (unbiased) address."""
+    __slots__ = ("name", "value", "size", "kind", "binding", "section", "_sec", "_mst", "_demangled")
+
+    def __init__(self, name, value, size, kind, binding, section=None, sec_key=None, mst="text"):
+        self.name = name
+        self.value = value
+        self.size = size
+        self.kind = kind
+        self.binding = binding
+        self.section = section      # name of the section holding it
+        self._sec = sec_key         # (section name, section address): identifies the section
+        self._mst = mst             # GDB's minimal-symbol type ("text", "file_text", "ifunc", "data", ...)
+        self._demangled = None
+
+    @property
+    def demangled(self):
+        """The name as GDB prints it (demangled C++, GDB's decoding of plain names)."""
+        d = self._demangled
+        if d is None:
+            try:
+                d = demangle(self.name)
+            except Exception:
+                d = self.name
+            self._demangled = d
+        return d
+
+    @property
+    def end(self):
+        return self.value + self.size
+
+    def __repr__(self):
+        return f"<Symbol {self.name} 0x{self.value:x}+{self.size} {self.kind}/{self.binding}>"
+
+
+def _section_headers(module):
+    """[(name, type, flags, addr, size, offset, link, entsize)] indexed by section number."""
+    out = []
+    try:
+        for sec in module.elf.iter_sections():
+            h = sec.header
+            out.append((sec.name, h["sh_type"], h["sh_flags"], h["sh_addr"], h["sh_size"],
+                        h["sh_offset"], h["sh_link"], h["sh_entsize"]))
+    except (ELFError, ValueError, struct.error, OSError) as exc:
+        raise BadFileError(f"{module.name}: bad section headers ({exc})") from None
+    return out
+
+
+def _read(module, offset, size):
+    if size <= 0:
+        return b""
+    return module.read_file(offset, size)
+
+
+def _mst(kind, binding, executable):
+    if executable:
+        if binding == "local":
+            return "file_text"
+        return "ifunc" if kind == "ifunc" else "text"
+    return "file_data" if binding == "local" else "data"
+
+
+def _is_mapping_symbol(name):
+    # ARM/AArch64/RISC-V mapping symbols: $a, $d, $t, $x, optionally "$x.<anything>"
+    return len(name) >= 2 and name[0] == "$" and name[1] in "adtx" and (len(name) == 2 or name[2] == ".")
+
+
+def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
+    """Symbols of the module's ``kind_name`` section (".symtab" / ".dynsym"), plus the raw
+    list of (name) by symbol index for relocations when asked."""
+    idx = None
+    for i, h in enumerate(shdrs):
+        if h[0] == kind_name and h[1] in ("SHT_SYMTAB", "SHT_DYNSYM"):
+            idx = i
+            break
+    if idx is None:
+        return [], None
+    _n, _t, _f, _a, size, offset, link, entsize = shdrs[idx]
+    if not (0 <= link < len(shdrs)) or shdrs[link][1] == "SHT_NOBITS" or shdrs[idx][1] == "SHT_NOBITS":
+        return [], None
+    elf = module.elf
+    is64 = elf.elfclass == 64
+    endian = "<" if elf.little_endian else ">"
+    if is64:
+        fmt = endian + "IBBHQQ"
+    else:
+        fmt = endian + "IIIBBH"
+    std = struct.calcsize(fmt)
+    entsize = entsize or std
+    if entsize < std or size <= 0:
+        return [], None
+    try:
+        data = _read(module, offset, size)
+        strtab = _read(module, shdrs[link][5], shdrs[link][4])
+    except BadFileError:
+        return [], None
+    count = size // entsize
+    if entsize == std:
+        rows = struct.iter_unpack(fmt, memoryview(data)[:count * std])
+    else:
+        rows = (struct.unpack_from(fmt, data, i * entsize) for i in range(count))
+    out = []
+    names_by_index = []
+    nsec = len(shdrs)
+    strlen = len(strtab)
+    name_cache = {}
+    for row in rows:
+        if is64:
+            st_name, st_info, _other, shndx, value, ssize = row
+        else:
+            st_name, value, ssize, st_info, _other, shndx = row
+        name = name_cache.get(st_name)
+        if name is None:
+            if 0 < st_name < strlen:
+                end = strtab.find(b"\0", st_name)
+                if end < 0:
+                    end = strlen
+                name = strtab[st_name:end].decode("utf-8", "replace")
+            else:
+                name = ""
+            name_cache[st_name] = name
+        names_by_index.append(name)
+        if not name or shndx == SHN_UNDEF or shndx >= SHN_LORESERVE or shndx >= nsec:
+            continue
+        kind = _STT.get(st_info & 0xF)
+        if kind is None:
+            continue
+        binding = _STB.get(st_info >> 4)
+        if binding is None:
+            continue
+        sh = shdrs[shndx]
+        flags = sh[2]
+        if not flags & SHF_ALLOC or flags & SHF_TLS:
+            continue
+        executable = bool(flags & SHF_EXECINSTR)
+        if kind == "notype" and not executable:
+            continue
+        if binding == "local" and executable and (name.startswith(".L") or name.startswith("$L")):
+            continue      # compiler-generated labels (GDB skips them too)
+        if _is_mapping_symbol(name):
+            continue
+        if strip_versions:
+            at = name.find("@")
+            if at > 0:
+                name = name[:at]
+        out.append(Symbol(name, value, ssize, kind, binding, sh[0], (sh[0], sh[3]),
+                          _mst(kind, binding, executable)))
+    return out, names_by_index
+
+
+def _plt_symbols(module, shdrs, dyn_names):
+    """GDB-style synthetic "NAME@plt" symbols (size 0) for x86 PLT entries."""
+    if not dyn_names:
+        return []
+    machine = module.machine
+    if machine not in ("EM_X86_64", "EM_386"):
+        return []
+    elf = module.elf
+    is64 = elf.elfclass == 64
+    endian = "<" if elf.little_endian else ">"
+    # GOT slot -> dynamic symbol name, from the dynamic relocations
+    got = {}
+    for name, stype, _flags, _addr, size, offset, _link, entsize in shdrs:
+        if stype not in ("SHT_RELA", "SHT_REL") or not name.startswith((".rela.", ".rel.")):
+            continue
+        if name not in (".rela.plt", ".rel.plt", ".rela.dyn", ".rel.dyn"):
+            continue
+        if is64:
+            fmt = endian + ("QQq" if stype == "SHT_RELA" else "QQ")
+        else:
+            fmt = endian + ("IIi" if stype == "SHT_RELA" else "II")
+        std = struct.calcsize(fmt)
+        entsize = entsize or std
+        if entsize < std or size <= 0:
+            continue
+        try:
+            data = _read(module, offset, size)
+        except BadFileError:
+            continue
+        for i in range(size // entsize):
+            row = struct.unpack_from(fmt, data, i * entsize)
+            r_offset, r_info = row[0], row[1]
+            symi = r_info >> 32 if is64 else r_info >> 8
+            rtype = r_info & 0xFFFFFFFF if is64 else r_info & 0xFF
+            # JUMP_SLOT (x86-64: 7, i386: 7); GLOB_DAT (6) for .plt.got entries
+            if rtype not in (6, 7) or not (0 < symi < len(dyn_names)):
+                continue
+            nm = dyn_names[symi]
+            if nm:
+                at = nm.find("@")
+                got.setdefault(r_offset, nm[:at] if at > 0 else nm)
+    if not got:
+        return []
+    got_base = None
+    for h in shdrs:
+        if h[0] == ".got.plt":
+            got_base = h[3]
+            break
+    if got_base is None:
+        for h in shdrs:
+            if h[0] == ".got":
+                got_base = h[3]
+                break
+    out = []
+    for name, stype, flags, addr, size, offset, _link, entsize in shdrs:
+        if name not in (".plt", ".plt.sec", ".plt.got", ".plt.bnd") or stype == "SHT_NOBITS":
+            continue
+        if not flags & SHF_EXECINSTR or size <= 0:
+            continue
+        try:
+            data = _read(module, offset, size)
+        except BadFileError:
+            continue
+        step = 16
+        if name == ".plt.got" and entsize in (8, 16):
+            step = entsize
+        elif name == ".plt.got":
+            step = 8
+        start = 16 if name == ".plt" else 0     # PLT0 has no symbol
+        for off in range(start, size - step + 1, step):
+            entry = data[off:off + step]
+            target = None
+            k = entry.find(b"\xff\x25")
+            if k >= 0 and k + 6 <= len(entry):
+                disp = int.from_bytes(entry[k + 2:k + 6], "little", signed=True)
+                if is64:
+                    target = addr + off + k + 6 + disp
+                else:
+                    target = disp & 0xFFFFFFFF
+            else:
+                k = entry.find(b"\xff\xa3")            # i386 PIC: jmp *disp(%ebx)
+                if k >= 0 and k + 6 <= len(entry) and got_base is not None:
+                    disp = int.from_bytes(entry[k + 2:k + 6], "little", signed=True)
+                    target = (got_base + disp) & 0xFFFFFFFF
+            if target is None:
+                continue
+            nm = got.get(target)
+            if nm is None:
+                continue
+            out.append(Symbol(nm + "@plt", addr + off, 0, "func", "global", name, (name, addr), "text"))
+    return out
+
+
+class _Table:
+    """One objfile's minimal symbols, sorted by (address, name)."""
+    __slots__ = ("syms", "starts")
+
+    def __init__(self, syms):
+        # drop exact duplicates (same address, name and section), as GDB's compact_minimal_symbols
+        syms.sort(key=lambda s: (s.value, s.name))
+        out = []
+        seen = set()
+        for s in syms:
+            key = (s.value, s.name, s._sec)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(s)
+        self.syms = out
+        self.starts = [s.value for s in out]
+
+    def lookup(self, pc, pc_sec):
+        syms = self.syms
+        hi = bisect.bisect_right(self.starts, pc) - 1
+        if hi < 0:
+            return None
+        sec_lo = pc_sec[1] if pc_sec is not None else None
+        best_zero = -1
+        while hi >= 0:
+            s = syms[hi]
+            if pc_sec is not None and s._sec != pc_sec:
+                if s.value < sec_lo:
+                    hi = -1
+                    break
+                hi -= 1
+                continue
+            if hi > 0:
+                p = syms[hi - 1]
+                if (s._mst != "text" and p._mst == "text" and s.size == p.size
+                        and s.value == p.value and s._sec == p._sec):
+                    hi -= 1
+                    continue
+            if s.size == 0:
+                if best_zero == -1:
+                    best_zero = hi
+                hi -= 1
+                continue
+            if hi > 0:
+                p = syms[hi - 1]
+                if pc >= s.value + s.size and pc < p.value + p.size:
+                    hi -= 1
+                    continue
+            break
+        if best_zero != -1 and (hi < 0 or syms[hi].size == 0):
+            hi = best_zero
+        if hi >= 0 and syms[hi].size != 0 and pc >= syms[hi].value + syms[hi].size:
+            if best_zero != -1:
+                hi = best_zero
+            else:
+                return None
+        return syms[hi] if hi >= 0 else None
+
+
+class SymbolTable:
+    """Address and name lookups over a module's symbols (see the module docstring)."""
+
+    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>"):
+        self.name = name
+        self._main_raw = list(main_syms)
+        self._debug_raw = list(debug_syms)
+        self._tables = None
+        self._lock = threading.Lock()
+        self._by_name = None
+        self._by_demangled = None
+        # [(lo, hi, key)] of the module's allocated sections, for GDB's section check
+        secs = sorted(sections or [], key=lambda t: (t[0], t[1]))
+        self._sec_lo = [t[0] for t in secs]
+        self._secs = secs
+
+    # --- construction ----------------------------------------------------------------------
+    @classmethod
+    def from_module(cls, module):
+        from .debugfile import attach_debug_file
+        shdrs = _section_headers(module)
+        main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
+        dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
+        main.extend(dyn)
+        try:
+            main.extend(_plt_symbols(module, shdrs, dyn_names))
+        except (BadFileError, struct.error, ValueError, IndexError):
+            pass
+        debug = []
+        try:
+            dbg = attach_debug_file(module)
+        except Exception:
+            dbg = None
+        if dbg is not None and dbg is not module:
+            try:
+                debug, _ = _parse_symtab(dbg, _section_headers(dbg), ".symtab")
+            except BadFileError:
+                debug = []
+        sections = []
+        for name, stype, flags, addr, size, _off, _link, _ent in shdrs:
+            if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:
+                sections.append((addr, addr + size, (name, addr)))
+        return cls(main, debug, sections, name=getattr(module, "name", "<module>"))
+
+    def _ensure(self):
+        t = self._tables
+        if t is None:
+            with self._lock:
+                t = self._tables
+                if t is None:
+                    t = [_Table(self._main_raw)]
+                    if self._debug_raw:
+                        t.append(_Table(self._debug_raw))
+                    self._main_raw = self._debug_raw = None
+                    self._tables = t
+        return t
+
+    # --- queries --------------------------------------------------------------------------
+    def section_of(self, addr):
+        """(name, address) key of the allocated section holding addr, or None."""
+        i = bisect.bisect_right(self._sec_lo, addr) - 1
+        # allocated sections do not overlap; a zero-size or nested one may precede the real one
+        for j in (i, i - 1, i - 2):
+            if j < 0:
+                break
+            lo, hi, key = self._secs[j]
+            if lo <= addr < hi:
+                return key
+        return None
+
+    def lookup(self, addr):
+        """(Symbol, offset) for the unbiased address, or None."""
+        try:
+            tables = self._ensure()
+            if self._secs:
+                pc_sec = self.section_of(addr)
+                if pc_sec is None:
+                    return None
+            else:
+                pc_sec = None
+            best = None
+            for t in tables:
+                s = t.lookup(addr, pc_sec)
+                if s is not None and (best is None or best.value < s.value):
+                    best = s
+            if best is None:
+                return None
+            return best, addr - best.value
+        except Exception:
+            return None
+
+    def by_name(self, name):
+        """Symbols whose linkage name is ``name`` (else whose demangled name, with or
+        without parameters, is ``name``)."""
+        tables = self._ensure()
+        if self._by_name is None:
+            d = {}
+            for t in tables:
+                for s in t.syms:
+                    d.setdefault(s.name, []).append(s)
+            self._by_name = d
+        hit = self._by_name.get(name)
+        if hit:
+            return list(hit)
+        if self._by_demangled is None:
+            from .demangle import strip_params
+            d = {}
+            for t in tables:
+                for s in t.syms:
+                    dm = s.demangled
+                    if dm != s.name:
+                        d.setdefault(dm, []).append(s)
+                        if "(" in dm:
+                            short = strip_params(dm)
+                            if short != dm:
+                                d.setdefault(short, []).append(s)
+            self._by_demangled = d
+        return list(self._by_demangled.get(name, ()))
+
+    def __iter__(self):
+        tables = self._ensure()
+        for t in tables:
+            yield from t.syms
+
+    def __len__(self):
+        return sum(len(t.syms) for t in self._ensure())
+
+    def __repr__(self):
+        return f"<SymbolTable {self.name}: {len(self)} symbols>"
