@@ -29,6 +29,14 @@ def frame_info(frame, level):
     }
 
 
+def _pc_shown(frame, info):
+    """GDB omits the pc of the top frame when it sits exactly at the start of a source line."""
+    if info["level"] != 0 or not info["file"] or frame.walker is None:
+        return True
+    lookup = frame.walker.symbol_lookup
+    return not (hasattr(lookup, "at_line_start") and lookup.at_line_start(frame))
+
+
 def select_levels(n_frames, limit):
     """Levels to show for GDB's ``bt N`` (innermost N) / ``bt -N`` (outermost N)."""
     if limit is None:
@@ -48,14 +56,14 @@ def walk_json(walk, thread_num, tid, levels=None):
     })
 
 
-def frame_text(info, aout_path=None, verbose=False, width=16):
+def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True):
     """One line as GDB's bt prints it."""
     head = f"#{info['level']}".ljust(3) + " "
     if info["kind"] == FrameKind.SIGNAL:
         line = f"{head}<signal handler called>"
     else:
         name = info["function"] or "??"
-        line = f"{head}0x{info['pc']:0{width}x} in {name} ()"
+        line = f"{head}0x{info['pc']:0{width}x} in {name} ()" if show_pc else f"{head}{name} ()"
         if info["file"]:
             line += f" at {info['file']}:{info['line']}"
         elif info["library"] and info["library"] != aout_path:
@@ -80,7 +88,10 @@ def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None):
     bottom ends with "Backtrace stopped: <reason>"; -v states every reason."""
     visible = len(walk) if visible is None else visible
     levels = range(visible) if levels is None else levels
-    lines = [frame_text(frame_info(walk[i], i), aout_path, verbose) for i in levels]
+    lines = []
+    for i in levels:
+        info = frame_info(walk[i], i)
+        lines.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(walk[i], info)))
     if len(levels) and (levels[-1] < visible - 1 or walk.limited):
         lines.append("(More stack frames follow...)")
     elif not walk.complete:

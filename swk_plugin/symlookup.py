@@ -101,6 +101,14 @@ class ElfSymbolLookup(SymbolLookup):
             return None
         return name, obj
 
+    def at_line_start(self, frame):
+        """Whether the frame's pc is exactly where a source line begins."""
+        lib = frame.library
+        if lib is None or lib.module is None:
+            return False
+        lines = module_lines(lib.module)
+        return bool(lines is not None and lines.is_line_start(frame.ra - lib.base))
+
     def source_line(self, frame):
         """(file, line) of the frame's lookup pc, or None."""
         lib = frame.library

@@ -1393,6 +1393,23 @@ class LineTable:
         except Exception:
             return None
 
+    def is_line_start(self, addr):
+        """Whether a line-table row starts exactly at addr (GDB then prints no pc for frame 0)."""
+        cu = self._cu(addr)
+        if cu is None:
+            return False
+        try:
+            for sf in self._dwarf.lines_for(cu):
+                pcs = sf.pcs
+                i = bisect.bisect_left(pcs, addr)
+                while i < len(pcs) and pcs[i] == addr:
+                    if sf.lines[i] != 0 and sf.stmts[i]:
+                        return True
+                    i += 1
+            return False
+        except Exception:
+            return False
+
     def has_debug_info(self, addr):
         """True when addr lies in a compilation unit with code (not an assembler-only unit)."""
         cu = self._cu(addr)

@@ -1,0 +1,171 @@
+"""swk-bt as a GDB user types it: text like bt, N/-N, -all, -v, -compare, help,
+settings, and forgetting everything a stop, a resume or a write changes."""
+import json
+import re
+
+import pytest
+
+import swk_testlib as T
+
+pytestmark = [pytest.mark.swk]
+
+BEGIN, END = "SWK-TEST-BEGIN", "SWK-TEST-END"
+
+
+def section(out, n):
+    """The lines printed between the n-th BEGIN/END marker pair."""
+    lines = out.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln == BEGIN]
+    ends = [i for i, ln in enumerate(lines) if ln == END]
+    return [ln for ln in lines[starts[n] + 1:ends[n]] if ln.strip()]
+
+
+def marked(*cmds):
+    out = []
+    for c in cmds:
+        out += [f"echo {BEGIN}\\n", c, f"echo {END}\\n"]
+    return out
+
+
+def gdb(prog, stop, *cmds, core=None):
+    out = T.run_gdb(prog, [*stop, *marked(*cmds)], core=core, swk=True, timeout=180)
+    assert "Traceback" not in out, out
+    return out
+
+
+@pytest.fixture(scope="module")
+def chain_prog(corpus):
+    case = T.CASES_BY_ID["chain-O0g"]
+    return corpus.exe(case), corpus.stop_cmds(case)
+
+
+def frame_key(line):
+    """'#1  0x... in c (x=3) at f.c:10' -> ('#1', '0x...', 'c', 'f.c:10'); args left out (issue 5)."""
+    m = re.match(r"(#\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+|<signal handler called>)(?: \(.*?\))?"
+                 r"(?: at (\S+))?(?: from (\S+))?", line)
+    assert m, line
+    return m.groups()
+
+
+def test_text_matches_gdbs_bt(chain_prog):
+    prog, stop = chain_prog
+    out = gdb(prog, stop + ["set backtrace past-main off"], "bt", "swk-bt")
+    theirs, mine = section(out, 0), section(out, 1)
+    assert [frame_key(x) for x in mine] == [frame_key(x) for x in theirs]
+    assert mine[0].startswith("#0  stop_here (")            # no pc: stopped at a line start
+    assert frame_key(mine[-1])[2] == "main"                  # past-main off, as in bt
+
+
+def test_innermost_and_outermost_frames(chain_prog):
+    prog, stop = chain_prog
+    out = gdb(prog, stop, "bt 2", "swk-bt 2", "bt -2", "swk-bt -2", "swk-bt -json 2", "swk-bt 0")
+    assert [frame_key(x) for x in section(out, 1)[:2]] == [frame_key(x) for x in section(out, 0)[:2]]
+    assert section(out, 1)[2] == "(More stack frames follow...)"
+    assert [frame_key(x) for x in section(out, 3)] == [frame_key(x) for x in section(out, 2)]
+    walk = json.loads(section(out, 4)[0])
+    assert [f["level"] for f in walk["frames"]] == [0, 1]
+    assert len(section(out, 5)) == 1 and "zero" in section(out, 5)[0]
+
+
+def test_verbose_shows_how_each_frame_was_found(chain_prog):
+    prog, stop = chain_prog
+    lines = section(gdb(prog, stop, "swk-bt -v"), 0)
+    assert "[context: registers]" in lines[0]
+    assert all(re.search(r"\[(cfi|frame-pointer): \w+Stepper\] sp=0x[0-9a-f]+ fp=0x[0-9a-f]+", ln)
+               for ln in lines[1:-1])
+    assert lines[-1].startswith("Walk ended: ")
+
+
+def test_compare_marks_no_difference_where_gdb_agrees(chain_prog):
+    prog, stop = chain_prog
+    lines = section(gdb(prog, stop + ["set backtrace past-main off"], "swk-bt -compare"), 0)
+    assert lines[-1].startswith("0 difference(s) over 5 frames")
+    assert not any(ln.startswith("!=") for ln in lines)
+
+
+def test_compare_marks_differences(chain_prog):
+    """With a frame cap of 3, swk's walk is shorter than GDB's: the missing frames are marked."""
+    prog, stop = chain_prog
+    out = gdb(prog, stop + ["set backtrace past-main off"], "set swk frame-cap 3", "swk-bt -compare")
+    lines = section(out, 1)
+    frames = [ln for ln in lines[1:-1]]
+    assert [ln[:2] for ln in frames] == ["  ", "  ", "  ", "!=", "!="]
+    assert frames[3].split("|")[1].strip().endswith(" in a")
+    assert lines[-1].startswith("2 difference(s) over 5 frames; swk: frame cap of 3 reached")
+
+
+def test_all_threads_and_thread_apply_all(corpus):
+    case = T.CASES_BY_ID["threads-O0g"]
+    prog, stop = corpus.exe(case), corpus.stop_cmds(case)
+    out = gdb(prog, stop, "swk-bt -all", "thread apply all swk-bt", "swk-bt -all -json")
+    headers = [ln for ln in section(out, 0) if ln.startswith("Thread ")]
+    assert len(headers) == 4
+    assert [re.match(r"Thread (\d+) \(LWP (\d+)\):", h).group(1) for h in headers] == ["1", "2", "3", "4"]
+    applied = section(out, 1)
+    assert sum(1 for ln in applied if ln.startswith("Thread ")) == 4
+    walks = [json.loads(ln) for ln in section(out, 2)]
+    assert [w["thread"] for w in walks] == [1, 2, 3, 4]
+    assert len({w["tid"] for w in walks}) == 4
+    for w in walks[1:]:
+        assert [f["function"] for f in w["frames"][-2:]] == ["start_thread", "clone3"]
+        assert "bottom of the stack" in w["stop_reason"]
+
+
+def test_help_and_settings(chain_prog):
+    prog, stop = chain_prog
+    out = gdb(prog, stop, "help swk-bt", "show swk frame-cap", "set swk frame-cap 3", "swk-bt -json",
+              "set swk frame-cap 0", "show swk frame-cap", "show swk debug")
+    assert "Usage: swk-bt [-json] [-all] [-compare] [-v] [N | -N]" in "\n".join(section(out, 0))
+    assert section(out, 1) == ["swk walks stop after 100000 frames."]
+    walk = json.loads(section(out, 3)[0])
+    assert len(walk["frames"]) == 3 and walk["stop_reason"] == "frame cap of 3 reached"
+    assert section(out, 5) == ["swk walks stop after 100000 frames."]
+    assert section(out, 6) == ["swk debug output is off."]
+
+
+def test_frame_cap_ends_a_deep_walk(corpus):
+    case = T.CASES_BY_ID["recurse-O0g"]
+    out = gdb(corpus.exe(case), corpus.stop_cmds(case), "set swk frame-cap 500", "swk-bt -json")
+    walk = json.loads(section(out, 1)[0])
+    assert len(walk["frames"]) == 500 and "frame cap of 500" in walk["stop_reason"]
+
+
+@pytest.fixture(scope="module")
+def twice():
+    return T.build(["twice.c"], "twice", ["-O0", "-g"])
+
+
+def names(out, n):
+    return [f["function"] for f in json.loads(section(out, n)[0])["frames"]]
+
+
+def test_a_new_stop_forgets_the_old_one(twice):
+    out = gdb(twice, ["break stop_here", "run"], "swk-bt -json", "continue", "swk-bt -json")
+    assert names(out, 0)[:4] == ["stop_here", "first_b", "first_a", "main"]
+    assert names(out, 2)[:5] == ["stop_here", "second_c", "second_b", "second_a", "main"]
+
+
+def test_memory_and_register_writes_are_seen(twice):
+    # -O0 stop_here keeps a frame: after `finish`-free stepping past its prologue
+    # (the breakpoint is after it) its return address is at $rbp+8.
+    out = gdb(twice, ["break stop_here", "run"], "swk-bt -json",
+              "set var *(long *)($rbp + 8) = 0", "swk-bt -json",
+              "set var $rsp = 16", "set var $rbp = 16", "swk-bt -json")
+    assert names(out, 0)[:2] == ["stop_here", "first_b"]
+    after_write = json.loads(section(out, 2)[0])
+    assert [f["function"] for f in after_write["frames"]] == ["stop_here"]
+    assert "zero" in after_write["stop_reason"]
+    broken = json.loads(section(out, 5)[0])
+    assert len(broken["frames"]) == 1
+    assert "cannot read memory" in broken["stop_reason"]
+
+
+def test_gdb_init_says_what_is_missing(tmp_path):
+    import os
+    import subprocess
+    env = dict(os.environ, SWK_VENV=str(tmp_path / "no-venv"))
+    p = subprocess.run(["gdb", "-nx", "-batch", "-ex", f"source {T.REPO}/gdb_init.py"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out
+    assert f"no virtual environment at {tmp_path / 'no-venv'}" in out
