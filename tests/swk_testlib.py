@@ -952,6 +952,9 @@ def _chain_cases() -> list[Case]:
          "strip --strip-all; symbols+DWARF in chain-debuglink.debug via .gnu_debuglink"),
         ("chain-debuglink-stripg", O2G, (), _tuple_post(post_separate_debug(strip_all=False)),
          "strip --strip-debug (.symtab kept); DWARF via .gnu_debuglink"),
+        ("chain-debug_frame-debuglink", (*O2G, "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"), (),
+         _tuple_post(post_separate_debug(strip_all=True)),
+         "user code CFI only in .debug_frame, and that only in the separate debug file"),
     ]
     cases = [Case(i, ("chain.c",), cf, exp, ldflags=ld, post=post, note=n) for i, cf, ld, post, n in v]
     cases.append(Case("chain-static", ("chain.c",), O0G, {1: ["stop_here", "c", "b", "a", "main", *STATIC_START]},
