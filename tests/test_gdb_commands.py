@@ -169,3 +169,54 @@ def test_gdb_init_says_what_is_missing(tmp_path):
     out = p.stdout + p.stderr
     assert "Traceback" not in out
     assert f"no virtual environment at {tmp_path / 'no-venv'}" in out
+
+
+LIBS_PY = """
+import json
+from swk_plugin.backends.gdb.session import SESSION
+from swk_plugin.stepper import FrameStepper, Gcf
+w = SESSION.walker()
+ls = w.process_state.library_state
+if not hasattr(gdb, "_swk_test_recorder"):
+    class Recorder(FrameStepper):
+        name = "Recorder"
+        priority = 0x1fff
+        seen = []
+        def get_caller_frame(self, frame):
+            return Gcf.NOT_ME, "only listens"
+        def new_library_notification(self, library, change):
+            self.seen.append((library.path, change))
+    gdb._swk_test_recorder = Recorder()
+    w.add_stepper(gdb._swk_test_recorder)
+print("LIBS " + json.dumps({"libs": [[l.path, l.base] for l in ls.get_libraries()],
+                            "libc": ls.get_libc().path, "aout": ls.get_aout().path,
+                            "libthread": ls.get_libthread().path,
+                            "trap": ls.get_lib_trap_address(),
+                            "seen": gdb._swk_test_recorder.seen}))
+"""
+
+
+def libs_of(out):
+    return [json.loads(ln[5:]) for ln in out.splitlines() if ln.startswith("LIBS ")]
+
+
+def test_library_state_mirrors_gdbs_and_notifies_dlopen(corpus, tmp_path):
+    case = T.CASES_BY_ID["dlopen-O0g"]
+    prog, lib = corpus.exe(case), corpus.lib(case)
+    script = tmp_path / "libs.py"
+    script.write_text(LIBS_PY)
+    out = gdb(prog, ["break main", f"run {lib}"], f"source {script}", "swk-bt", "info sharedlibrary",
+              "break stop_here", "continue", f"source {script}", "swk-bt -json", "info sharedlibrary")
+    before, after = libs_of(out)
+    paths = [p for p, _ in after["libs"]]
+    assert after["aout"] == str(prog) and paths[0] == str(prog)
+    assert after["libc"].endswith("libc.so.6") and after["libthread"].endswith("libc.so.6")
+    assert str(lib) in paths and str(lib) not in [p for p, _ in before["libs"]]
+    assert "[vdso]" in paths
+    assert after["trap"] != 0
+    assert [str(lib), "load"] in after["seen"] and [str(lib), "load"] not in before["seen"]
+    # every library GDB lists is known to swk
+    listed = re.findall(r"^0x[0-9a-f]+\s+0x[0-9a-f]+\s+\S+\s+(?:\(\*\)\s+)?(/\S+)$", "\n".join(section(out, 7)), re.M)
+    assert listed and set(listed) <= set(paths)
+    walk = json.loads(section(out, 6)[0])
+    assert [f["library"] for f in walk["frames"][2:5]] == [str(lib)] * 3

@@ -124,6 +124,7 @@ class GdbLibraryState(LibraryState):
         super().__init__()
         self.ps = procstate
         self.dirty = True
+        self.r_debug = 0
 
     def mark_dirty(self):
         self.dirty = True
@@ -224,6 +225,7 @@ class GdbLibraryState(LibraryState):
                     r_debug = int(gdb.parse_and_eval("(unsigned long)&_r_debug"))
                 except gdb.error:
                     return []
+            self.r_debug = r_debug
             lm = ps.read_pointer(r_debug + ptr)
             out = []
             for _ in range(4096):
@@ -238,9 +240,13 @@ class GdbLibraryState(LibraryState):
             return []
 
     def get_lib_trap_address(self):
+        """r_debug.r_brk: where the dynamic linker calls on every library change."""
+        self._ensure()
+        if not self.r_debug:
+            return 0
         try:
-            return int(gdb.parse_and_eval("(unsigned long)_r_debug.r_brk"))
-        except gdb.error:
+            return self.ps.read_pointer(self.r_debug + 2 * self.ps.arch.ptr_size)
+        except MemoryReadError:
             return 0
 
 
