@@ -30,8 +30,9 @@ def frame_info(frame, level):
 
 
 def _pc_shown(frame, info):
-    """GDB omits the pc of the top frame when it sits exactly at the start of a source line."""
-    if info["level"] != 0 or not info["file"] or frame.walker is None:
+    """GDB omits the pc of a frame that is at its real pc (the top frame, or one a signal
+    interrupted) when that pc is exactly the start of a source line."""
+    if not (frame.is_top or frame.non_call) or not info["file"] or frame.walker is None:
         return True
     lookup = frame.walker.symbol_lookup
     return not (hasattr(lookup, "at_line_start") and lookup.at_line_start(frame))

@@ -220,3 +220,14 @@ def test_library_state_mirrors_gdbs_and_notifies_dlopen(corpus, tmp_path):
     assert listed and set(listed) <= set(paths)
     walk = json.loads(section(out, 6)[0])
     assert [f["library"] for f in walk["frames"][2:5]] == [str(lib)] * 3
+
+
+def test_signal_frames_print_like_gdb(corpus):
+    """The trampoline prints as <signal handler called>; the interrupted frame is at its
+    real pc, so like GDB swk leaves the pc out when it starts a source line."""
+    case = T.CASES_BY_ID["signal-raise-O0g"]
+    out = gdb(corpus.exe(case), corpus.stop_cmds(case), "bt", "swk-bt")
+    theirs, mine = section(out, 0), section(out, 1)
+    sig = next(i for i, ln in enumerate(theirs) if "<signal handler called>" in ln)
+    assert mine[sig].endswith("<signal handler called>")
+    assert [frame_key(x) for x in mine[:sig + 2]] == [frame_key(x) for x in theirs[:sig + 2]]
