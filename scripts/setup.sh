@@ -36,4 +36,12 @@ fi
 if ! .venv/bin/python -c "import elftools, capstone, pytest" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
 fi
+# Make the project importable from the venv (a .pth file) and give it an `swk` command.
+SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD" > "$SITE/swk-project.pth"
+cat > .venv/bin/swk <<EOS
+#!/bin/sh
+exec "$PWD/.venv/bin/python" -m swk_plugin "\$@"
+EOS
+chmod +x .venv/bin/swk
 echo "swk setup: ready (.venv with GDB's Python $GDB_PYVER)"

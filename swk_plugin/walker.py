@@ -178,6 +178,7 @@ class Walker:
                 walk.limited = cap != self.frame_cap
                 walk.stop_reason = (f"stopped after {cap} frames as asked" if walk.limited
                                     else f"frame cap of {cap} reached")
+                self.step(frame)  # steppers classify the last frame (a signal trampoline?) as they go
                 break
             res = self.step(frame)
             if res.status is Gcf.STACKBOTTOM:

@@ -231,3 +231,12 @@ def test_signal_frames_print_like_gdb(corpus):
     sig = next(i for i, ln in enumerate(theirs) if "<signal handler called>" in ln)
     assert mine[sig].endswith("<signal handler called>")
     assert [frame_key(x) for x in mine[:sig + 2]] == [frame_key(x) for x in theirs[:sig + 2]]
+
+
+def test_a_limited_walk_still_knows_its_last_frame_is_a_signal_frame(corpus):
+    case = T.CASES_BY_ID["signal-raise-O0g"]
+    out = gdb(corpus.exe(case), corpus.stop_cmds(case), "swk-bt -json 4", "swk-bt 4")
+    walk = json.loads(section(out, 0)[0])
+    assert [f["kind"] for f in walk["frames"]] == ["normal", "normal", "normal", "signal"]
+    assert section(out, 1)[3].endswith("<signal handler called>")
+    assert section(out, 1)[4] == "(More stack frames follow...)"
