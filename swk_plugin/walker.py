@@ -7,7 +7,7 @@ walk ends with a stated reason and within a frame cap.
 """
 from . import __version__
 from .errors import MemoryReadError, SwkError
-from .frame import Frame, FrameKind
+from .frame import Frame, FrameKind, Location
 from .stepper import Gcf
 from .steppergroup import StepperGroup
 
@@ -99,6 +99,9 @@ class Walker:
         frame = Frame(pc, sp, regs.get(arch.fp, 0), walker=self, regs=regs, thread=thread)
         frame.is_top = True
         frame.trust = "context"
+        frame.ra_location = Location.register(arch.pc)
+        frame.sp_location = Location.register(arch.sp)
+        frame.fp_location = Location.register(arch.fp)
         return frame
 
     def step(self, frame):

@@ -240,3 +240,17 @@ def test_a_limited_walk_still_knows_its_last_frame_is_a_signal_frame(corpus):
     assert [f["kind"] for f in walk["frames"]] == ["normal", "normal", "normal", "signal"]
     assert section(out, 1)[3].endswith("<signal handler called>")
     assert section(out, 1)[4] == "(More stack frames follow...)"
+
+
+def test_a_running_process_gets_one_clear_line(tmp_path):
+    src = tmp_path / "spin.c"
+    src.write_text("int main(void) { volatile long i = 0; for (;;) i++; }\n")
+    import subprocess
+    exe = tmp_path / "spin"
+    subprocess.run(["gcc", "-g", "-o", str(exe), str(src)], check=True)
+    out = T.run_gdb(exe, ["run &", "shell sleep 0.5", *marked("swk-bt", "swk-bt -all -json"), "kill"],
+                    swk=True, timeout=60)
+    assert "Traceback" not in out
+    for n in (0, 1):
+        lines = section(out, n)
+        assert len(lines) == 1 and "running" in lines[0]

@@ -344,3 +344,23 @@ def test_frame_equality_and_locations():
     assert a.ra_location.location is Storage.UNKNOWN
     a.set_ra_location(Location.register(16))
     assert a.get_ra_location() == Location(Storage.REGISTER, 16)
+
+
+def test_framefunc_keeps_the_chain_inside_the_stack_mapping():
+    from swk_plugin.procstate import MemoryRegion
+    ps = fp_process(0x1010, STACK, STACK + 0x2000)
+    ps.write_words(STACK + 0x2000 - 16, 0, 0, STACK + 0x3000, 0x1050)
+    ps.regions = [MemoryRegion(STACK - 0x1000, STACK + 0x1000, writable=True),
+                  MemoryRegion(STACK + 0x1000, STACK + 0x4000, writable=True)]
+    w = Walker(ps)
+    status, why = FrameFuncStepper(w).get_caller_frame(w.get_initial_frame())
+    assert status is Gcf.NOT_ME and "not a frame in this stack" in why
+    ps.regions = [MemoryRegion(STACK - 0x1000, STACK + 0x4000, writable=True)]
+    assert FrameFuncStepper(w).get_caller_frame(w.get_initial_frame())[0] is Gcf.SUCCESS
+
+
+def test_top_frame_values_come_from_registers():
+    w, _ = empty_walker()
+    top = w.get_initial_frame()
+    assert top.ra_location == Location.register(RIP)
+    assert top.sp_location == Location.register(RSP) and top.fp_location == Location.register(RBP)

@@ -65,6 +65,17 @@ def parse_prologue(code, start):
     return Prologue(start, push_at, mov_at, body_at, saved)
 
 
+def same_region(ps, a, b):
+    """Whether a and b lie in one mapping (true when the back-end knows no mappings)."""
+    regions = ps.memory_regions()
+    if not regions:
+        return True
+    for r in regions:
+        if r.start <= a < r.end:
+            return r.start <= b < r.end
+    return True
+
+
 class FrameFuncStepper(FrameStepper):
     name = "FrameFuncStepper"
     priority = PRIORITY_FRAMEFUNC
@@ -114,7 +125,7 @@ class FrameFuncStepper(FrameStepper):
             ra_at, caller_sp, caller_fp = sp, sp + ptr, fp          # epilogue done
             saved = []
         else:
-            if fp % ptr or fp < sp or fp - sp > MAX_FRAME:
+            if fp % ptr or fp < sp or fp - sp > MAX_FRAME or not same_region(ps, sp, fp):
                 return Gcf.NOT_ME, f"frame pointer 0x{fp:x} is not a frame in this stack"
             ra_at, caller_sp, saved_fp_at = fp + ptr, fp + 2 * ptr, fp
             saved = pro.saved
