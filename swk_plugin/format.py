@@ -13,6 +13,10 @@ def frame_info(frame, level):
     if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
         src = lookup.source_line(frame)
     name = frame.name
+    mapping = None
+    if lib is None and frame.walker is not None:
+        region = frame.walker.process_state.region_at(frame.lookup_pc)
+        mapping = region.describe() if region is not None else None
     return {
         "level": level,
         "pc": frame.ra,
@@ -21,6 +25,7 @@ def frame_info(frame, level):
         "function": name,
         "offset": frame.symbol_offset if name is not None else None,
         "library": lib.path if lib is not None else None,
+        "mapping": mapping,
         "file": src[0] if src else None,
         "line": src[1] if src else None,
         "stepper": frame.stepper.name if frame.stepper is not None else None,
@@ -69,6 +74,8 @@ def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True):
             line += f" at {info['file']}:{info['line']}"
         elif info["library"] and info["library"] != aout_path:
             line += f" from {info['library']}"
+        elif info["mapping"]:
+            line += f" from {info['mapping']}"
     if verbose:
         line += (f"  [{info['trust']}: {info['stepper'] or 'registers'}] "
                  f"sp=0x{info['sp']:x} fp=0x{info['fp']:x}")

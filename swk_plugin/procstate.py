@@ -24,9 +24,16 @@ class MemoryRegion:
     def __contains__(self, addr):
         return self.start <= addr < self.end
 
+    @property
+    def perms(self):
+        return ("r" if self.readable else "-") + ("w" if self.writable else "-") + ("x" if self.executable else "-")
+
+    def describe(self):
+        """How swk-bt names a frame's mapping outside any module: [name perms start-end]."""
+        return f"[{self.name or 'anonymous'} {self.perms} 0x{self.start:x}-0x{self.end:x}]"
+
     def __repr__(self):
-        perms = ("r" if self.readable else "-") + ("w" if self.writable else "-") + ("x" if self.executable else "-")
-        return f"<MemoryRegion 0x{self.start:x}-0x{self.end:x} {perms} {self.name}>"
+        return f"<MemoryRegion 0x{self.start:x}-0x{self.end:x} {self.perms} {self.name}>"
 
 
 class ProcessState:
@@ -44,6 +51,7 @@ class ProcessState:
         self._pages = {}
         self._bad_pages = set()
         self._regs = {}
+        self._region_index = None
         self.generation = 0
 
     # --- what a back-end provides -------------------------------------------------
@@ -75,6 +83,21 @@ class ProcessState:
         """The target's mappings if the back-end knows them, else None."""
         return None
 
+    def region_at(self, addr):
+        """The MemoryRegion holding ``addr``, or None (unknown, or unmapped)."""
+        if self._region_index is None:
+            regions = sorted(self.memory_regions() or (), key=lambda r: r.start)
+            self._region_index = ([r.start for r in regions], regions)
+        starts, regions = self._region_index
+        i = bisect.bisect_right(starts, addr) - 1
+        if i >= 0 and addr < regions[i].end:
+            return regions[i]
+        return None
+
+    def knows_regions(self):
+        self.region_at(0)
+        return bool(self._region_index[1])
+
     def thread_label(self, thread):
         """(debugger thread number or None, OS thread id) for output."""
         return None, thread
@@ -92,6 +115,7 @@ class ProcessState:
         self._pages.clear()
         self._bad_pages.clear()
         self._regs.clear()
+        self._region_index = None
         self.generation += 1
 
     def get_registers(self, thread=None):

@@ -52,6 +52,8 @@ class StepperGroup:
         if stepper not in self._steppers:
             self._steppers.append(stepper)
             stepper.register_stepper_group(self)
+            if stepper.walker is None and self.walker is not None:
+                stepper.walker = self.walker
 
     # --- spec: findStepperForAddr ------------------------------------------------------------
     def candidates(self, addr):

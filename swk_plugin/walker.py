@@ -9,6 +9,7 @@ from . import __version__
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
 from .stepper import Gcf
+from .steppers.context import is_executable
 from .steppergroup import StepperGroup
 
 DEFAULT_FRAME_CAP = 100_000
@@ -47,6 +48,9 @@ class Walker:
                 for stepper in make_defaults(self):
                     stepper_group.add_stepper(stepper)
         stepper_group.walker = self
+        for stepper in stepper_group.steppers:  # a group built before its walker
+            if stepper.walker is None:
+                stepper.walker = self
         self.stepper_group = stepper_group
         if symbol_lookup is None:
             from .symlookup import ElfSymbolLookup
@@ -54,6 +58,8 @@ class Walker:
         symbol_lookup.walker = self
         self.symbol_lookup = symbol_lookup
         self.frame_cap = frame_cap
+        #: (stepper name, exception) for every unexpected error a stepper raised (swk debug shows them).
+        self.stepper_errors = []
         libs = process_state.library_state
         if libs is not None:
             libs.add_listener(stepper_group.new_library_notification)
@@ -123,6 +129,10 @@ class Walker:
             except SwkError as exc:
                 notes.append(f"{stepper.name}: {exc}")
                 continue
+            except Exception as exc:  # a broken stepper costs only its own answer
+                self.stepper_errors.append((stepper.name, exc))
+                notes.append(f"{stepper.name}: internal error ({exc.__class__.__name__}: {exc})")
+                continue
             status, caller = out if isinstance(out, tuple) else (out, None)
             if status is Gcf.SUCCESS:
                 problem = self.check_caller(frame, caller)
@@ -152,6 +162,8 @@ class Walker:
             return ""  # a zero return address ends the walk; the loop handles it
         if not arch.is_canonical(caller.ra):
             return f"return address 0x{caller.ra:x} is not a user-space address"
+        if not is_executable(self, caller.ra):
+            return f"return address 0x{caller.ra:x} is not in executable memory"
         if callee.kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
             return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         return ""

@@ -34,8 +34,15 @@ class Fixed(FrameStepper):
         self.libs.append((library.path, change))
 
 
+def code_and_stack():
+    from swk_plugin.procstate import MemoryRegion
+    return [MemoryRegion(0x1000, 0x100000, executable=True, name="code"),
+            MemoryRegion(STACK - 0x100000, STACK + 0x100000, writable=True, name="[stack]")]
+
+
 def empty_walker(*steppers, regs=None, libs=()):
-    ps = FakeProcess({1: regs or {RIP: 0x1000, RSP: STACK, RBP: STACK + 0x40}}, libs=libs)
+    ps = FakeProcess({1: regs or {RIP: 0x1000, RSP: STACK, RBP: STACK + 0x40}}, libs=libs,
+                     regions=code_and_stack())
     group = StepperGroup()
     for s in steppers:
         group.add_stepper(s)
@@ -122,6 +129,10 @@ def test_non_canonical_return_address_is_rejected():
     walk = w.walk_stack()
     assert len(walk) == 1 and not walk.complete
     assert "not a user-space address" in walk.stop_reason
+    data = Fixed("data", 0x1000, lambda f: (Gcf.SUCCESS, Frame(0x200000, f.sp + 8, 0)))
+    w, _ = empty_walker(data)
+    walk = w.walk_stack()
+    assert "not in executable memory" in walk.stop_reason
 
 
 def test_error_aborts_and_stackbottom_completes():
@@ -350,12 +361,14 @@ def test_framefunc_keeps_the_chain_inside_the_stack_mapping():
     from swk_plugin.procstate import MemoryRegion
     ps = fp_process(0x1010, STACK, STACK + 0x2000)
     ps.write_words(STACK + 0x2000 - 16, 0, 0, STACK + 0x3000, 0x1050)
-    ps.regions = [MemoryRegion(STACK - 0x1000, STACK + 0x1000, writable=True),
+    code = MemoryRegion(0x1000, 0x9000, executable=True)
+    ps.regions = [code, MemoryRegion(STACK - 0x1000, STACK + 0x1000, writable=True),
                   MemoryRegion(STACK + 0x1000, STACK + 0x4000, writable=True)]
     w = Walker(ps)
     status, why = FrameFuncStepper(w).get_caller_frame(w.get_initial_frame())
-    assert status is Gcf.NOT_ME and "not a frame in this stack" in why
-    ps.regions = [MemoryRegion(STACK - 0x1000, STACK + 0x4000, writable=True)]
+    assert status is Gcf.NOT_ME and "not a frame in this stack" in why, why
+    ps.regions = [code, MemoryRegion(STACK - 0x1000, STACK + 0x4000, writable=True)]
+    ps.invalidate()
     assert FrameFuncStepper(w).get_caller_frame(w.get_initial_frame())[0] is Gcf.SUCCESS
 
 
@@ -364,3 +377,12 @@ def test_top_frame_values_come_from_registers():
     top = w.get_initial_frame()
     assert top.ra_location == Location.register(RIP)
     assert top.sp_location == Location.register(RSP) and top.fp_location == Location.register(RBP)
+
+
+def test_a_stepper_that_crashes_is_skipped_and_recorded():
+    def crash(_f):
+        raise ZeroDivisionError("oops")
+    w, _ = empty_walker(Fixed("crash", 0x1000, crash), Fixed("ok", 0x1100, (Gcf.STACKBOTTOM, "end")))
+    walk = w.walk_stack()
+    assert walk.complete and walk.stop_reason == "end"
+    assert w.stepper_errors and w.stepper_errors[0][0] == "crash"

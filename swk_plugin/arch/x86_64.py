@@ -1,4 +1,5 @@
 """x86-64 (System V psABI): DWARF numbering, GDB names, callee-saved set."""
+from . import x86_64_signal
 from .base import Architecture
 
 
@@ -17,3 +18,5 @@ class X86_64(Architecture):
     callee_saved = frozenset({3, 6, 12, 13, 14, 15})
     #: General registers as debuggers name them, with their DWARF numbers.
     general = dwarf_names
+    #: The Linux signal frame layout and trampolines (SigHandlerStepper).
+    signal_frame = x86_64_signal

@@ -1,12 +1,16 @@
 """The default FrameSteppers, one module each, in the spec's default order."""
 from .framefunc import FrameFuncStepper
+from .sighandler import SigHandlerStepper
 from .debug import DebugStepper
+from .wanderer import StepperWanderer
 from .bottom import BottomOfStackStepper
 
 
 def default_steppers(walker):
     """New instances of swk's default steppers for ``walker`` (spec: defaults table)."""
-    return [FrameFuncStepper(walker), DebugStepper(walker), BottomOfStackStepper(walker)]
+    return [FrameFuncStepper(walker), SigHandlerStepper(walker), DebugStepper(walker),
+            StepperWanderer(walker), BottomOfStackStepper(walker)]
 
 
-__all__ = ["FrameFuncStepper", "DebugStepper", "BottomOfStackStepper", "default_steppers"]
+__all__ = ["FrameFuncStepper", "SigHandlerStepper", "DebugStepper", "StepperWanderer",
+           "BottomOfStackStepper", "default_steppers"]

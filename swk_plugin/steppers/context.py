@@ -31,13 +31,14 @@ def function_at(walker, addr):
 
 
 def is_executable(walker, addr):
-    """Whether ``addr`` lies in executable memory as far as swk can tell."""
+    """Whether ``addr`` lies in executable memory as far as swk can tell: the
+    back-end's mappings when it knows them, else a module's executable segments."""
     ps = walker.process_state
-    regions = ps.memory_regions()
-    if regions:
-        for r in regions:
-            if r.start <= addr < r.end:
-                return r.executable
+    region = ps.region_at(addr)
+    if region is not None:
+        return region.executable
+    if ps.knows_regions():
+        return False
     lib, mod = module_at(walker, addr)
     if mod is not None:
         off = addr - lib.base

@@ -67,13 +67,8 @@ def parse_prologue(code, start):
 
 def same_region(ps, a, b):
     """Whether a and b lie in one mapping (true when the back-end knows no mappings)."""
-    regions = ps.memory_regions()
-    if not regions:
-        return True
-    for r in regions:
-        if r.start <= a < r.end:
-            return r.start <= b < r.end
-    return True
+    r = ps.region_at(a)
+    return r is None or r.start <= b < r.end
 
 
 class FrameFuncStepper(FrameStepper):

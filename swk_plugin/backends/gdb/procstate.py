@@ -12,7 +12,7 @@ import gdb
 from ...arch import get_architecture
 from ...elf.module import open_module, module_from_memory
 from ...errors import MemoryReadError, NoProcessError, RegisterError
-from ...procstate import Library, LibraryState, ProcessState
+from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
 
 AT_PHDR, AT_BASE, AT_ENTRY, AT_SYSINFO_EHDR = 3, 7, 9, 33
 DT_NULL, DT_DEBUG = 0, 21
@@ -108,6 +108,19 @@ class GdbProcessState(ProcessState):
                         frame.select()
                     except gdb.error:
                         pass
+
+    # --- mappings ----------------------------------------------------------------------------
+    def memory_regions(self):
+        """Live local process: /proc/PID/maps (read once per stop).  A core loaded in
+        GDB: the core's own segments.  Otherwise None (steppers fall back to modules)."""
+        pid = self.inferior.pid
+        if pid:
+            conn = self.inferior.connection
+            return read_proc_maps(pid) if conn is not None and conn.type == "native" else None
+        core = core_file_path()
+        if core:
+            return core_regions(core)
+        return None
 
     # --- memory ----------------------------------------------------------------------------
     def _read_raw(self, addr, size):
@@ -248,6 +261,53 @@ class GdbLibraryState(LibraryState):
             return self.ps.read_pointer(self.r_debug + 2 * self.ps.arch.ptr_size)
         except MemoryReadError:
             return 0
+
+
+def read_proc_maps(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            text = f.read()
+    except OSError:
+        return None
+    out = []
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 5:
+            continue
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        perms = parts[1]
+        name = parts[5] if len(parts) > 5 else ""
+        out.append(MemoryRegion(lo, hi, perms[0] == "r", perms[1] == "w", perms[2] == "x", name))
+    return out
+
+
+_CORE_RE = re.compile(r"core dump file:\s*`(.+?)'", re.S)
+_CORE_REGIONS = {}
+
+
+def core_file_path():
+    """The core file GDB has loaded, from `info target`, or None."""
+    try:
+        text = gdb.execute("info target", to_string=True)
+    except gdb.error:
+        return None
+    m = _CORE_RE.search(text)
+    return m.group(1) if m else None
+
+
+def core_regions(path):
+    regions = _CORE_REGIONS.get(path)
+    if regions is None:
+        try:
+            from ..corefile import CoreFile
+            core = CoreFile(path)
+            regions = core.regions()
+            core.close()
+        except Exception:
+            regions = []
+        _CORE_REGIONS.clear()
+        _CORE_REGIONS[path] = regions
+    return regions or None
 
 
 def read_c_string(ps, addr, limit=4096):

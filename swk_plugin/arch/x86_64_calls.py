@@ -1,0 +1,167 @@
+"""Is there an x86-64 call instruction ending exactly at an address, and where does it go?
+
+The stack scanner (StepperWanderer) holds a word that might be a return address.
+x86 cannot be decoded backwards, so ``calls_ending_at`` tries every start 2..9
+bytes back and keeps each where a call instruction of exactly that length
+begins.  That proves only that a valid call *could* end there: the same bytes
+may be the tail of a longer instruction (``48 b8 11 22 33 e8 44 55 66 77`` is a
+movabs whose immediate ends in a perfectly good ``call rel32``).  Only decoding
+from a known instruction boundary settles it: ``return_sites`` sweeps a whole
+function with capstone (x86-64 compilers put no data in .text, so a linear
+sweep from the entry stays in step).
+
+Encodings accepted — the near calls compilers and assemblers emit:
+
+* ``e8 rel32``: call rel32, 5 bytes; its target is known (``CallSite.target``).
+* ``ff /2`` ModRM [SIB] [disp8|disp32]: call r/m64, 2..7 bytes.  ``ff 15
+  disp32`` (``call *x@GOTPCREL(%rip)``, -fno-plt) and ``ff 14 25 disp32``
+  (``call *abs32``) name the memory word holding the target (``CallSite.slot``).
+* before the opcode, one optional REX byte (40-4f: B and X extend the base and
+  index, ``41 ff d0`` = ``call *%r8``), and before that at most one of f2
+  (bnd), 3e (notrack), 2e, 64/65 (fs/gs: ``slot`` is then unknown).  At most
+  9 bytes in all.
+
+Not accepted: 66 (a 16-bit call: AMD and Intel disagree on what it does) and
+67 (32-bit addressing) — compilers never emit them, and every byte sequence
+accepted is one more way for junk to look like a return site.  ``ff /3`` is
+a far call, ``9a`` is invalid in 64-bit mode.
+"""
+from typing import NamedTuple, Optional
+
+MAX_CALL_LEN = 9
+_MASK = (1 << 64) - 1
+_LEGACY = frozenset({0xf2, 0x3e, 0x2e, 0x64, 0x65})
+_SEGMENT = frozenset({0x64, 0x65})
+
+
+class CallSite(NamedTuple):
+    """One call instruction: where it starts, how long it is, where it goes if known."""
+    addr: int                   # first byte (prefixes included)
+    length: int
+    target: Optional[int]       # e8: the callee's address
+    slot: Optional[int]         # ff /2 through a fixed memory word: the word's address
+
+    @property
+    def end(self):
+        """The return address this call pushes."""
+        return self.addr + self.length
+
+    @property
+    def direct(self):
+        return self.target is not None
+
+
+def decode_call(code, addr=0):
+    """The call instruction at the start of ``code`` (bytes at ``addr``), or None.
+
+    Bytes after the instruction are ignored; a truncated one is None.
+    """
+    n = len(code)
+    i = 0
+    prefix = 0
+    if i < n and code[i] in _LEGACY:
+        prefix = code[i]
+        i += 1
+    rex = 0
+    if i < n and 0x40 <= code[i] <= 0x4f:
+        rex = code[i]
+        i += 1
+    if i >= n:
+        return None
+    op = code[i]
+    i += 1
+    if op == 0xe8:
+        if n < i + 4:
+            return None
+        rel = int.from_bytes(code[i:i + 4], "little", signed=True)
+        length = i + 4
+        return CallSite(addr, length, (addr + length + rel) & _MASK, None)
+    if op != 0xff or i >= n:
+        return None
+    modrm = code[i]
+    i += 1
+    if (modrm >> 3) & 7 != 2:
+        return None
+    mod, rm = modrm >> 6, modrm & 7
+    if mod == 3:                                   # call *%reg
+        return CallSite(addr, i, None, None)
+    rip = absolute = False
+    disp_len = 0
+    if rm == 4:                                    # SIB follows
+        if i >= n:
+            return None
+        sib = code[i]
+        i += 1
+        if mod == 0 and sib & 7 == 5:              # no base: disp32 [+ index*scale]
+            disp_len = 4
+            absolute = (sib >> 3) & 7 == 4 and not rex & 0x2
+    elif mod == 0 and rm == 5:                     # rip + disp32 (REX.B does not change it)
+        disp_len = 4
+        rip = True
+    if mod == 1:
+        disp_len = 1
+    elif mod == 2:
+        disp_len = 4
+    length = i + disp_len
+    if n < length:
+        return None
+    slot = None
+    if (rip or absolute) and prefix not in _SEGMENT:
+        disp = int.from_bytes(code[i:length], "little", signed=True)
+        slot = (addr + length + disp if rip else disp) & _MASK
+    return CallSite(addr, length, None, slot)
+
+
+def calls_ending_at(code, end):
+    """Every call instruction that could end exactly at ``end``; ``code`` is the bytes just before it.
+
+    Shortest first.  Several can overlap (``e8 11 22 ff d0`` ends both a call rel32
+    and ``call *%rax``); a caller that knows an instruction boundary picks one.
+    """
+    n = len(code)
+    out = []
+    for k in range(2, min(n, MAX_CALL_LEN) + 1):
+        call = decode_call(code[n - k:], end - k)
+        if call is not None and call.length == k:
+            out.append(call)
+    return out
+
+
+# --- capstone: decoding from known instruction boundaries -----------------------------------------
+
+_CS = None
+
+
+def _capstone():
+    global _CS
+    if _CS is None:
+        import capstone
+        _CS = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    return _CS
+
+
+def _is_call(mnemonic):
+    return mnemonic.rsplit(" ", 1)[-1] == "call"    # "call", "bnd call", "notrack call"
+
+
+def confirm_call(code, addr=0):
+    """Whether capstone decodes ``code`` (bytes at ``addr``) as exactly one call instruction."""
+    for _a, size, mnemonic, _ops in _capstone().disasm_lite(bytes(code), addr, 1):
+        return size == len(code) and _is_call(mnemonic)
+    return False
+
+
+def return_sites(code, start):
+    """Sweep ``code`` (a whole function at ``start``) instruction by instruction.
+
+    Returns ({return address: address of its call}, end of the decoded part):
+    decoding stops at the first byte capstone cannot decode, and beyond that
+    nothing is known.
+    """
+    sites = {}
+    pos = start
+    for a, size, mnemonic, _ops in _capstone().disasm_lite(bytes(code), start):
+        pos = a + size
+        if _is_call(mnemonic):
+            sites[pos] = a
+    return sites, pos

@@ -1,0 +1,326 @@
+"""StepperWanderer: find the caller by scanning the stack for a return address (spec: StepperWanderer).
+
+The last resort, for code with neither CFI nor a frame-pointer prologue
+(-fomit-frame-pointer without unwind tables, JIT code, stripped asm).  From
+the frame's sp upward, each aligned word is a candidate return address when it
+points into executable memory right after a call instruction
+(arch.x86_64_calls); inside a function whose bounds the symbols give, the call
+must also be a real instruction boundary, checked by sweeping that function
+with capstone once (cached).
+
+Which candidate wins — "the current function" is the one holding the frame's
+lookup_pc, known from symbols:
+
+1. the first whose call goes to the current function (directly, through a PLT
+   stub, or through a GOT word as with -fno-plt): that is almost surely the
+   call that made this frame;
+2. else the first indirect call (through a register or memory): it may have
+   called the current function;
+3. else the first direct call to some other function — the current function
+   was reached by a tail call, or the word is a stale return address left by
+   an earlier call.  It is tried last.
+
+With no bounds for the current function (code outside every module) the
+first candidate wins.  The scan covers 64 words, or 512 for the top frame and
+a frame a signal interrupted (their sp may sit below a large frame), stays
+inside the stack's mapping when the back-end knows mappings, and stops at
+unreadable memory.  Frames of known bottom-of-stack functions are left to the
+BottomOfStackStepper, so no junk frames appear below _start or start_thread.
+
+The caller's sp is the slot + 8, which is also the callee's CFA.  Where the
+callee saved registers comes from its CFI row (rare here: the DebugStepper
+would have used it) or else from code analysis (swk_plugin.analysis), as
+offsets from that CFA.  Without either, callee-saved registers carry over
+unchanged — except that a return address right above where %rbp points
+(slot == rbp + 8) means a standard frame, so [rbp] is the caller's %rbp.
+"""
+import bisect
+
+from ..arch.x86_64_calls import MAX_CALL_LEN, calls_ending_at, return_sites
+from ..errors import MemoryReadError
+from ..frame import Frame, FrameKind, Location
+from ..procstate import PAGE
+from ..stepper import FrameStepper, Gcf, PRIORITY_WANDERER
+from .bottom import BOTTOM_FUNCTIONS
+from .context import function_at, is_executable, module_at
+
+SCAN_WORDS = 64
+SCAN_WORDS_TOP = 512
+#: Functions larger than this are not swept; the byte decoder alone decides there.
+MAX_SWEEP = 1 << 16
+
+MATCH, INDIRECT, OTHER = 1, 2, 3
+_TRUST = {MATCH: "scan", INDIRECT: "scan", OTHER: "scan"}
+
+ENDBR64 = b"\xf3\x0f\x1e\xfa"
+_MAX = 1 << 64
+
+_frame_rule_at = None   # swk_plugin.analysis.frame_rule_at once imported; False if absent
+
+
+def _analysis():
+    """frame_rule_at from the analysis module, or None where it does not exist (yet)."""
+    global _frame_rule_at
+    if _frame_rule_at is None:
+        try:
+            from ..analysis import frame_rule_at
+            _frame_rule_at = frame_rule_at
+        except ImportError:
+            _frame_rule_at = False
+    return _frame_rule_at or None
+
+
+class StepperWanderer(FrameStepper):
+    name = "StepperWanderer"
+    priority = PRIORITY_WANDERER
+    trust = "scan"
+
+    def __init__(self, walker=None):
+        super().__init__(walker)
+        self._sites = {}     # function start -> (return sites, decoded end) or None (not swept)
+
+    def new_library_notification(self, library, change):
+        self._sites.clear()
+
+    # --- the step ----------------------------------------------------------------------------------
+    def get_caller_frame(self, frame):
+        if self.walker is None:      # added to a StepperGroup made before its Walker
+            self.walker = frame.walker
+        if frame.ra == 0:
+            return Gcf.NOT_ME, "no code address to scan from"
+        if frame.kind == FrameKind.SIGNAL:
+            return Gcf.NOT_ME, "a signal frame's caller is in its saved context, not on the stack"
+        name = frame.name
+        if name is not None and name.split("(", 1)[0].split("@", 1)[0] in BOTTOM_FUNCTIONS:
+            return Gcf.NOT_ME, f"{name} is a bottom-of-stack function"
+        found, why = self.scan(frame)
+        if found is None:
+            return Gcf.NOT_ME, why
+        slot, ra, tier = found
+        caller = self._make_caller(frame, slot, ra)
+        caller.trust = _TRUST[tier]
+        return Gcf.SUCCESS, caller
+
+    def scan(self, frame):
+        """((slot, return address, tier), '') for the chosen candidate, or (None, why not)."""
+        ps = self.process_state
+        arch = ps.arch
+        ptr = arch.ptr_size
+        start = (frame.sp + ptr - 1) & -ptr
+        words = SCAN_WORDS_TOP if (frame.is_top or frame.non_call) else SCAN_WORDS
+        limit = start + words * ptr
+        regions = ps.memory_regions()     # read once per scan: a back-end may not cache them
+        code = None
+        if regions:
+            stack = next((r for r in regions if r.start <= frame.sp < r.end), None)
+            if stack is None:
+                return None, f"stack pointer 0x{frame.sp:x} is in no mapping"
+            limit = min(limit, stack.end)
+            code = sorted((r.start, r.end) for r in regions if r.executable)
+        func = function_at(self.walker, frame.lookup_pc)
+        lo_code, hi_code = 0x1000, arch.max_user_address
+        best = {}
+        addr = start
+        stop = f"no return address in {words} words above sp 0x{frame.sp:x}"
+        while addr < limit:
+            n = min(limit, (addr & -PAGE) + PAGE) - addr
+            data = self._read_words(addr, n)
+            if len(data) < n:
+                stop = f"no return address between sp 0x{frame.sp:x} and unreadable 0x{addr + len(data):x}"
+                limit = addr + len(data)
+                n = len(data)
+            for off in range(0, n - ptr + 1, ptr):
+                word = int.from_bytes(data[off:off + ptr], "little")
+                if not lo_code <= word <= hi_code:
+                    continue
+                tier = self.classify(word, func, code)
+                if tier is None:
+                    continue
+                slot = addr + off
+                if tier == MATCH or func is None:
+                    return (slot, word, tier), ""
+                best.setdefault(tier, (slot, word, tier))
+            addr += n
+        for tier in (INDIRECT, OTHER):
+            if tier in best:
+                return best[tier], ""
+        return None, stop
+
+    def _read_words(self, addr, n):
+        """n bytes at addr, or the readable words before the first unreadable one.
+
+        A whole page at once is the fast path; a page readable only in part (a
+        core file's truncated segment) is read word by word.
+        """
+        ps = self.process_state
+        try:
+            return ps.read_memory(addr, n)
+        except MemoryReadError:
+            pass
+        ptr = ps.arch.ptr_size
+        out = bytearray()
+        for a in range(addr, addr + n - ptr + 1, ptr):
+            try:
+                out += ps.read_memory(a, ptr)
+            except MemoryReadError:
+                break
+        return bytes(out)
+
+    # --- candidates ---------------------------------------------------------------------------------
+    def classify(self, ra, func, code=None):
+        """MATCH, INDIRECT or OTHER if ``ra`` follows a call (see the module doc), else None.
+
+        ``func`` is the current function's (start, end) — end may be None — or None;
+        ``code`` the sorted executable mappings when known (else modules decide).
+        """
+        if code is not None:
+            i = bisect.bisect_right(code, (ra, _MAX)) - 1
+            if i < 0 or not ra < code[i][1]:
+                return None
+        elif not is_executable(self.walker, ra):
+            return None
+        calls = calls_ending_at(self._code_before(ra), ra)
+        if not calls:
+            return None
+        call_at = self._call_start(ra)
+        if call_at is not None:
+            if call_at is False:
+                return None                      # a sweep shows no call ends at ra
+            calls = [c for c in calls if c.addr == call_at] or calls
+        tier = OTHER
+        for call in calls:
+            target = call.target
+            if target is None and call.slot is not None:
+                target = self._read_pointer(call.slot)
+            if target is None:
+                tier = min(tier, INDIRECT)
+                continue
+            if func is not None and (self._hits(target, func) or self._hits(self._plt_target(target), func)):
+                return MATCH
+        return tier
+
+    @staticmethod
+    def _hits(target, func):
+        if target is None:
+            return False
+        start, end = func
+        return target == start or (end is not None and start <= target < end)
+
+    def _code_before(self, ra):
+        """Up to MAX_CALL_LEN bytes ending at ra, fewer where the page before is unreadable."""
+        ps = self.process_state
+        try:
+            return ps.read_memory(ra - MAX_CALL_LEN, MAX_CALL_LEN)
+        except MemoryReadError:
+            n = ra & (PAGE - 1)
+            try:
+                return ps.read_memory(ra - n, n) if n else b""
+            except MemoryReadError:
+                return b""
+
+    def _call_start(self, ra):
+        """Where the call ending at ra starts per a sweep of its function, False if none
+        ends there, None when unknown (no symbols, function too big, sweep stopped short)."""
+        func = function_at(self.walker, ra - 1)
+        if func is None or func[1] is None or func[1] - func[0] > MAX_SWEEP:
+            return None
+        start, end = func
+        sites = self._sites.get(start, 0)
+        if sites == 0:
+            try:
+                code = self.process_state.read_memory(start, end - start)
+                sites = return_sites(code, start)
+            except MemoryReadError:
+                sites = None
+            self._sites[start] = sites
+        if sites is None:
+            return None
+        calls, decoded_end = sites
+        if ra in calls:
+            return calls[ra]
+        return False if ra <= decoded_end else None
+
+    def _read_pointer(self, addr):
+        try:
+            return self.process_state.read_pointer(addr)
+        except MemoryReadError:
+            return None
+
+    def _plt_target(self, addr):
+        """Where a PLT stub at addr jumps ([endbr64] [bnd] jmp *slot(%rip)), else None.
+
+        The callee is running, so lazy binding has already filled the GOT word.
+        """
+        try:
+            code = self.process_state.read_memory(addr, 11)
+        except MemoryReadError:
+            return None
+        i = 4 if code.startswith(ENDBR64) else 0
+        if code[i] == 0xf2:
+            i += 1
+        if code[i:i + 2] != b"\xff\x25":
+            return None
+        end = addr + i + 6
+        slot = end + int.from_bytes(code[i + 2:i + 6], "little", signed=True)
+        return self._read_pointer(slot)
+
+    # --- the caller -----------------------------------------------------------------------------------
+    def _make_caller(self, frame, slot, ra):
+        """The caller whose return address is at ``slot``, with what can be said of its registers."""
+        ps = self.process_state
+        arch = ps.arch
+        ptr = arch.ptr_size
+        sp = slot + ptr
+        regs = {r: v for r, v in frame.regs.items() if r in arch.callee_saved}
+        caller = Frame(ra, sp, frame.fp, walker=self.walker, regs=regs)
+        saved = self._saved_offsets(frame)
+        if saved is not None:
+            for reg, off in saved.items():
+                if reg in (arch.sp, arch.pc):
+                    continue
+                val = self._read_pointer(sp + off)
+                if val is not None:
+                    caller.regs[reg] = val
+                    caller.reg_locations[reg] = Location.address(sp + off)
+        elif frame.fp and slot == frame.fp + ptr:
+            # The return address sits right above where %rbp points: a standard
+            # frame, so [rbp] is the caller's saved %rbp.
+            val = self._read_pointer(frame.fp)
+            if val is not None:
+                caller.regs[arch.fp] = val
+                caller.reg_locations[arch.fp] = Location.address(frame.fp)
+        # Otherwise %rbp and the other callee-saved registers carry over unchanged.
+        if arch.fp in caller.regs:
+            caller.fp = caller.regs[arch.fp]
+        caller.fp_location = caller.reg_locations.get(arch.fp, Location.register(arch.fp))
+        caller.regs[arch.sp] = sp
+        caller.regs[arch.pc] = ra
+        caller.ra_location = caller.reg_locations[arch.pc] = Location.address(slot)
+        caller.cfa = frame.cfa = sp
+        return caller
+
+    def _saved_offsets(self, frame):
+        """{regno: offset from the CFA} where the callee saved registers, from its CFI
+        or from code analysis; None when neither knows.  The CFA is the found slot + 8."""
+        walker = self.walker
+        pc = frame.lookup_pc
+        lib, mod = module_at(walker, pc)
+        if mod is not None:
+            from .debug import find_row
+            from ..dwarf.cfi import OFFSET
+            try:
+                row = find_row(mod, pc - lib.base)
+            except Exception:    # unreadable CFI disables this source only
+                row = None
+            if row is not None:
+                return {r: rule.arg for r, rule in row.regs.items()
+                        if rule.kind == OFFSET and r != row.ra_reg}
+        frame_rule_at = _analysis()
+        if frame_rule_at is not None:
+            try:
+                rule = frame_rule_at(walker, pc, frame.is_top or frame.non_call)
+            except Exception:    # the analysis failing leaves the fallback
+                rule = None
+            if rule is not None:
+                return dict(rule.saved)
+        return None
