@@ -130,6 +130,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         past_main = bool(gdb.parameter("backtrace past-main"))
         aout = ps.library_state.get_aout()
         aout_path = aout.path if aout else None
+        del walker.stepper_errors[:]
         for i, tid in enumerate(tids):
             num, os_tid = ps.thread_label(tid)
             walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
@@ -144,6 +145,9 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
                 self._compare(walk, visible, ps.gdb_thread(tid), aout_path, opts.verbose)
             else:
                 gdb.write("\n".join(walk_text(walk, levels, opts.verbose, aout_path, visible)) + "\n")
+        if session.debug:
+            for name, exc in walker.stepper_errors:
+                gdb.write(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}\n", gdb.STDERR)
 
     def _compare(self, walk, visible, thread, aout_path, verbose):
         everything = gdb_frames(thread)
