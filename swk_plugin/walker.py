@@ -158,14 +158,14 @@ class Walker:
         arch = self.process_state.arch
         if caller is None:
             return "no caller frame"
+        if callee.kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
+            return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         if caller.ra == 0:
             return ""  # a zero return address ends the walk; the loop handles it
         if not arch.is_canonical(caller.ra):
             return f"return address 0x{caller.ra:x} is not a user-space address"
         if not is_executable(self, caller.ra):
             return f"return address 0x{caller.ra:x} is not in executable memory"
-        if callee.kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
-            return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         return ""
 
     def walk_single_frame(self, frame):

@@ -36,6 +36,7 @@ unchanged — except that a return address right above where %rbp points
 """
 import bisect
 
+from ..arch.x86_64_signal import TRAMPOLINES
 from ..arch.x86_64_calls import MAX_CALL_LEN, calls_ending_at, return_sites
 from ..errors import MemoryReadError
 from ..frame import Frame, FrameKind, Location
@@ -179,6 +180,8 @@ class StepperWanderer(FrameStepper):
                 return None
         elif not is_executable(self.walker, ra):
             return None
+        if self._is_trampoline(ra):
+            return MATCH   # a signal handler returns into the sigreturn trampoline, after no call
         calls = calls_ending_at(self._code_before(ra), ra)
         if not calls:
             return None
@@ -198,6 +201,13 @@ class StepperWanderer(FrameStepper):
             if func is not None and (self._hits(target, func) or self._hits(self._plt_target(target), func)):
                 return MATCH
         return tier
+
+    def _is_trampoline(self, addr):
+        try:
+            code = self.process_state.read_memory(addr, 16)
+        except MemoryReadError:
+            return False
+        return any(code.startswith(pattern) for pattern, _syscall_at in TRAMPOLINES)
 
     @staticmethod
     def _hits(target, func):

@@ -113,10 +113,12 @@ class GdbProcessState(ProcessState):
     def memory_regions(self):
         """Live local process: /proc/PID/maps (read once per stop).  A core loaded in
         GDB: the core's own segments.  Otherwise None (steppers fall back to modules)."""
-        pid = self.inferior.pid
-        if pid:
-            conn = self.inferior.connection
-            return read_proc_maps(pid) if conn is not None and conn.type == "native" else None
+        conn = self.inferior.connection
+        kind = conn.type if conn is not None else None
+        if kind == "native" and self.inferior.pid:
+            return read_proc_maps(self.inferior.pid)
+        if kind != "core":
+            return None
         core = core_file_path()
         if core:
             return core_regions(core)
