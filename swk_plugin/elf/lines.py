@@ -1439,7 +1439,12 @@ class LineTable:
                 i -= 1
             if best is None:
                 return None
-            return self._func_name(cu, best)
+            names = self.__dict__.setdefault("_names", {})
+            key = (id(cu), best)
+            name = names.get(key, names)
+            if name is names:
+                name = names[key] = self._func_name(cu, best)
+            return name
         except Exception:
             return None
 
