@@ -130,12 +130,12 @@ class Analyzer:
 
     def _after_call(self, ra):
         """Whether the bytes before ``ra`` end a call instruction (cheap, before a search)."""
-        from .x86_64 import _cs
+        from .x86_64 import decoder
         n = 10                                  # the longest call: prefixes, REX, SIB, disp32
         code = bounds.reader(self.walker.process_state)(ra - n, n)
         if len(code) < n:
             return False
-        md = _cs()
+        md = decoder()
         for k in range(2, n + 1):
             for _a, size, mn, _ops in md.disasm_lite(code[n - k:], 0, 1):
                 if size == k and mn.rpartition(" ")[2] == "call":

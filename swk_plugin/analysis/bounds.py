@@ -17,8 +17,6 @@ Addresses given to and returned by this module are absolute (biased).
 """
 from bisect import bisect_right
 
-import capstone
-
 from ..errors import MemoryReadError
 from . import x86_64 as x86
 
@@ -216,7 +214,7 @@ def split_gap(code, lo):
     one unless a branch between other code crosses that point: compilers
     align jump targets after a ret too, but only their own code jumps there.
     """
-    md = x86._cs()
+    md = x86.decoder()
     insns = []
     pos = 0
     n = len(code)
@@ -238,7 +236,7 @@ def split_gap(code, lo):
     after_stop = False
     for a, size, mn, ops in insns:
         boundaries.add(a)
-        if x86._is_padding(mn, ops) or mn == "(bad)":
+        if x86.is_padding(mn, ops) or mn == "(bad)":
             continue
         if first:
             strong.add(a)
@@ -246,7 +244,7 @@ def split_gap(code, lo):
         elif after_stop:
             weak.add(a)
         after_stop = False
-        _e, _x, _y, flow, tgt = x86._classify(mn, ops)
+        _e, _x, _y, flow, tgt = x86.classify_memo(mn, ops)
         if flow == x86.CALL:
             if tgt is not None and lo <= tgt < hi:
                 strong.add(tgt)
@@ -305,12 +303,12 @@ def _looks_like_entry(code, i):
 
 def _ends_code(code, i):
     """Whether an instruction ending exactly at offset i is padding or ends a path."""
-    md = x86._cs()
+    md = x86.decoder()
     for k in range(1, min(15, i) + 1):
         for _a, size, mn, ops in md.disasm_lite(code[i - k:i], 0, 1):
             if size == k:
                 m = mn.rpartition(" ")[2]
-                if x86._is_padding(mn, ops) or m in x86._STOPS or m == "jmp":
+                if x86.is_padding(mn, ops) or m in x86.STOPS or m == "jmp":
                     return True
     return False
 
@@ -318,7 +316,7 @@ def _ends_code(code, i):
 def _reaches(code, i, target, exact):
     """Whether linear decoding from offset i lands on offset target (exact) or on
     an instruction holding it."""
-    md = x86._cs()
+    md = x86.decoder()
     pos = i
     while pos <= target:
         got = False

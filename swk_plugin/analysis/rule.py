@@ -8,28 +8,27 @@ class FrameRule:
     callee-saved register r at CFA + saved[r].
 
     ``sp_offset`` / ``fp_offset`` are CFA - rsp and CFA - rbp wherever each is
-    known (both can be, e.g. right after ``mov %rsp,%rbp``); ``cfa_reg`` picks
-    rbp when it is a frame base, as compilers' CFI does, because it survives
-    stack adjustments the analysis could not follow (alloca, realignment).
+    known (both can be, e.g. right after ``mov %rsp,%rbp``).  ``cfa_reg`` picks
+    rsp whenever its offset is known: a caller's rsp is exact (it is the
+    callee's CFA) while its rbp comes from a stack slot that may have been
+    overwritten (a smashed frame record).  rbp is the base only where rsp
+    moved in ways the analysis cannot follow (alloca, ``and $-N,%rsp``).
     Rules are shared between instructions: treat them as immutable.
     """
     __slots__ = ("cfa_reg", "cfa_offset", "saved", "ra_offset", "sp_offset", "fp_offset")
 
     def __init__(self, sp_offset, fp_offset, saved):
         self.sp_offset, self.fp_offset = sp_offset, fp_offset
-        if fp_offset is not None:
-            self.cfa_reg, self.cfa_offset = RBP, fp_offset
-        else:
+        if sp_offset is not None:
             self.cfa_reg, self.cfa_offset = RSP, sp_offset
+        else:
+            self.cfa_reg, self.cfa_offset = RBP, fp_offset
         self.saved = dict(saved)
         self.ra_offset = -8
 
     def cfa(self, regs):
         """The CFA given the frame's {regno: value}, or None without the base register."""
         base = regs.get(self.cfa_reg)
-        if base is None and self.cfa_reg == RBP and self.sp_offset is not None:
-            base = regs.get(RSP)
-            return None if base is None else base + self.sp_offset
         return None if base is None else base + self.cfa_offset
 
     def __eq__(self, other):

@@ -28,7 +28,9 @@ from .rule import FrameRule
 #: Work bounds per function: bytes of code, decoded instructions, instruction visits.
 MAX_CODE = 64 * 1024
 MAX_INSNS = 20_000
-MAX_VISITS = 80_000
+MAX_VISITS = 200_000
+#: Rounds of solving while calls are found not to return (see _Dataflow).
+MAX_ROUNDS = 8
 #: Bytes decoded per capstone call.
 CHUNK = 256
 #: A height beyond this is an analysis error, not a frame.
@@ -48,9 +50,9 @@ _BP_NAMES = frozenset({"rbp", "ebp", "bp", "bpl"})
 _READS_FIRST = frozenset({"cmp", "test", "bt", "push", "ptest", "ucomiss", "ucomisd", "comiss",
                           "comisd", "prefetcht0", "prefetcht1", "prefetcht2", "prefetchnta",
                           "prefetchw", "nop", "clflush", "clflushopt", "clwb"})
-_STOPS = frozenset({"ret", "retf", "iretq", "iret", "ud2", "ud1", "ud0", "hlt", "int3", "sysret",
+STOPS = frozenset({"ret", "retf", "iretq", "iret", "ud2", "ud1", "ud0", "hlt", "int3", "sysret",
                     "sysretq", "sysexit"})
-_PADDING = frozenset({"nop", "int3"})
+PADDING = frozenset({"nop", "int3"})
 
 #: Functions that never return: a call to them ends its path (the next bytes
 #: belong to another block or function, whose state may differ).
@@ -121,7 +123,7 @@ def classify(mnemonic, op_str):
         return OTHER, None, None, COND, _target(op_str)
     if m == "call":
         return OTHER, None, None, CALL, _target(op_str)
-    if m in _STOPS:
+    if m in STOPS:
         return OTHER, None, None, STOP, None
     if c == "p":
         if m == "push" or m == "pushfq" or m == "pushf":
@@ -190,7 +192,8 @@ def classify(mnemonic, op_str):
 _CLASSES = {}
 
 
-def _classify(mnemonic, op_str):
+def classify_memo(mnemonic, op_str):
+    """classify(), memoised: compiled code repeats a few thousand instruction texts."""
     key = (mnemonic, op_str)
     c = _CLASSES.get(key)
     if c is None:
@@ -299,11 +302,6 @@ class FunctionAnalysis:
     def __len__(self):
         return len(self.addrs)
 
-    def covers(self, pc):
-        if self.start <= pc < (self.end if self.end is not None else self.start + MAX_CODE):
-            return True
-        return any(lo <= pc < hi for lo, hi in self.extras)
-
     def index_of(self, pc, exact):
         """Index of the instruction at (exact) or holding pc, or -1."""
         i = bisect_right(self.addrs, pc) - 1
@@ -336,7 +334,8 @@ class FunctionAnalysis:
 _CS = None
 
 
-def _cs():
+def decoder():
+    """The shared capstone decoder (x86-64, no detail: see the module docstring)."""
     global _CS
     if _CS is None:
         _CS = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
@@ -346,7 +345,7 @@ def _cs():
 def decode_run(read, addr, end):
     """Decode linearly from addr up to end: [(address, size, mnemonic, op_str)]."""
     data = read(addr, end - addr)
-    return list(_cs().disasm_lite(data, addr)) if data else []
+    return list(decoder().disasm_lite(data, addr)) if data else []
 
 
 def analyze(read, start, end=None, follow=None, noreturn=None, hi=None):
@@ -367,24 +366,28 @@ def analyze(read, start, end=None, follow=None, noreturn=None, hi=None):
     if not read(start, 1):
         raise AnalysisError(f"code at 0x{start:x} is unreadable")
     flow = _Dataflow(read, start, limit, follow, noreturn)
-    for _attempt in range(MAX_RESTARTS):
-        try:
-            flow.solve(end)
+    for _round in range(MAX_ROUNDS):
+        flow.solve(end)
+        if flow.new_blames:                 # calls that seem not to return: solve again without them
+            flow.blames.update(flow.new_blames)
+            flow.reset(flow.new_blames)
+            continue
+        # A blame holds if the clash point is still reached with the call dead;
+        # else the clash was the code's own (a loop moving rsp) and the call returns.
+        wrong = {call for call, at in flow.blames.items() if at not in flow.instate}
+        if not wrong:
             break
-        except _Restart as r:
-            flow.reset(r.call)
+        flow.dead_calls -= wrong
+        flow.innocent |= wrong
+        for call in wrong:
+            del flow.blames[call]
+        flow.reset(())
     else:
-        raise AnalysisError("calls that do not return could not be told apart")
+        flow.innocent |= flow.blames.keys() | flow.new_blames.keys()   # give up guessing
+        flow.dead_calls.clear()
+        flow.reset(())
+        flow.solve(end)
     return flow.result(start, end)
-
-
-#: Restarts allowed for calls found not to return (see _Dataflow.conflict).
-MAX_RESTARTS = 16
-
-
-class _Restart(Exception):
-    def __init__(self, call):
-        self.call = call
 
 
 class _Dataflow:
@@ -392,8 +395,9 @@ class _Dataflow:
 
     A call whose fall-through state clashes with what other edges bring to
     the next instruction does not return (``abort``, ``_dl_fatal_printf``,
-    ``__cxa_throw`` and anything else a name list misses): the solver starts
-    over with that call ending its path.
+    ``__cxa_throw`` and anything else a name list misses): analyze solves
+    again with such calls ending their paths, and takes a blame back when
+    the clash point is then no longer reached.
     """
 
     def __init__(self, read, start, limit, follow, noreturn):
@@ -404,12 +408,14 @@ class _Dataflow:
         self.refused = set()
         self.returns = {}               # call target -> whether it returns
         self.dead_calls = set()         # calls found not to return
+        self.innocent = set()           # calls found to return after all
+        self.blames = {}                # call -> where its fall-through clashed
         self.visits = 0
-        self.reset(None)
+        self.reset(())
 
-    def reset(self, dead_call):
-        if dead_call is not None:
-            self.dead_calls.add(dead_call)
+    def reset(self, dead_calls):
+        self.dead_calls.update(dead_calls)
+        self.new_blames = {}
         self.instate = {self.start: ENTRY}
         self.origin = {}                # address -> the call whose fall-through first reached it
         self.work = [self.start]
@@ -446,10 +452,10 @@ class _Dataflow:
             return None
         insns = self.insns
         first = None
-        for addr, size, mn, ops in _cs().disasm_lite(data, a):
+        for addr, size, mn, ops in decoder().disasm_lite(data, a):
             if addr in insns:
                 break
-            ins = insns[addr] = (size,) + _classify(mn, ops)
+            ins = insns[addr] = (size,) + classify_memo(mn, ops)
             if first is None:
                 first = ins
             if ins[4] in (JUMP, STOP, IJUMP):
@@ -536,12 +542,12 @@ class _Dataflow:
         self.work.append(t)
 
     def conflict(self, a, old, new, call):
-        """Restart if a call's fall-through is what makes heights disagree at a."""
+        """Note the call whose fall-through makes heights disagree at a, if one does."""
         if (old[0] is not None and new[0] is not None and old[0] != new[0]) or \
                 (old[1] is not None and new[1] is not None and old[1] != new[1]):
             blame = call if call is not None else self.origin.get(a)
-            if blame is not None and blame not in self.dead_calls:
-                raise _Restart(blame)
+            if blame is not None and blame not in self.innocent:
+                self.new_blames.setdefault(blame, a)
 
     def result(self, start, end):
         insns, instate = self.insns, self.instate
@@ -562,8 +568,9 @@ class _Dataflow:
                                 self.ranges[1:])
 
 
-def _is_padding(mn, ops):
-    return mn.rpartition(" ")[2] in _PADDING or (mn == "add" and ops == "byte ptr [rax], al")
+def is_padding(mn, ops):
+    """nop, int3, or zero bytes (``add %al,(%rax)``) between functions and before jump targets."""
+    return mn.rpartition(" ")[2] in PADDING or (mn == "add" and ops == "byte ptr [rax], al")
 
 
 def _sweep(flow, end):
@@ -592,12 +599,12 @@ def _sweep(flow, end):
                 for a, size, mn, ops in sweep:
                     if a in instate:
                         starts_run = True
-                    elif _is_padding(mn, ops):
+                    elif is_padding(mn, ops):
                         starts_run = True
                     else:
                         if starts_run:
                             seeds.append(a)
-                        starts_run = _classify(mn, ops)[3] in (JUMP, STOP, IJUMP)
+                        starts_run = classify_memo(mn, ops)[3] in (JUMP, STOP, IJUMP)
                 if not seeds:
                     break
                 for a in seeds:
@@ -608,8 +615,8 @@ def _sweep(flow, end):
     for a, size, mn, ops in sweep:
         if a in instate:
             prev = instate[a]
-        elif prev is not None and _is_padding(mn, ops):
+        elif prev is not None and is_padding(mn, ops):
             instate[a] = prev
-            flow.insns[a] = (size,) + _classify(mn, ops)
+            flow.insns[a] = (size,) + classify_memo(mn, ops)
         else:
             prev = None

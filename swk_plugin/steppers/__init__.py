@@ -2,6 +2,7 @@
 from .framefunc import FrameFuncStepper
 from .sighandler import SigHandlerStepper
 from .debug import DebugStepper
+from .analysis import AnalysisStepper
 from .wanderer import StepperWanderer
 from .bottom import BottomOfStackStepper
 
@@ -9,8 +10,8 @@ from .bottom import BottomOfStackStepper
 def default_steppers(walker):
     """New instances of swk's default steppers for ``walker`` (spec: defaults table)."""
     return [FrameFuncStepper(walker), SigHandlerStepper(walker), DebugStepper(walker),
-            StepperWanderer(walker), BottomOfStackStepper(walker)]
+            AnalysisStepper(walker), StepperWanderer(walker), BottomOfStackStepper(walker)]
 
 
-__all__ = ["FrameFuncStepper", "SigHandlerStepper", "DebugStepper", "StepperWanderer",
-           "BottomOfStackStepper", "default_steppers"]
+__all__ = ["FrameFuncStepper", "SigHandlerStepper", "DebugStepper", "AnalysisStepper",
+           "StepperWanderer", "BottomOfStackStepper", "default_steppers"]
