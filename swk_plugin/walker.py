@@ -110,8 +110,11 @@ class Walker:
         frame.fp_location = Location.register(arch.fp)
         return frame
 
-    def step(self, frame):
-        """Try steppers in order for ``frame``; return a StepResult."""
+    def step(self, frame, seen=None):
+        """Try steppers in order for ``frame``; return a StepResult.
+
+        ``seen``: the (pc, sp) pairs of the walk so far; a caller repeating one is
+        implausible like any other and the next stepper is asked."""
         group = self.stepper_group
         addr = frame.lookup_pc
         stepper = None
@@ -136,6 +139,8 @@ class Walker:
             status, caller = out if isinstance(out, tuple) else (out, None)
             if status is Gcf.SUCCESS:
                 problem = self.check_caller(frame, caller)
+                if not problem and seen is not None and (caller.ra, caller.sp) in seen:
+                    problem = f"pc 0x{caller.ra:x} sp 0x{caller.sp:x} repeats a frame of this walk"
                 if problem:
                     notes.append(f"{stepper.name}: {problem}")
                     continue
@@ -195,7 +200,7 @@ class Walker:
                                     else f"frame cap of {cap} reached")
                 self.step(frame)  # steppers classify the last frame (a signal trampoline?) as they go
                 break
-            res = self.step(frame)
+            res = self.step(frame, seen)
             if res.status is Gcf.STACKBOTTOM:
                 frame.is_bottom = True
                 walk.stop_reason = res.reason or "bottom of the stack"
@@ -210,11 +215,7 @@ class Walker:
                 walk.stop_reason = "bottom of the stack (the return address is zero)"
                 walk.complete = True
                 break
-            key = (caller.ra, caller.sp)
-            if key in seen:
-                walk.stop_reason = f"the walk looped back to pc 0x{caller.ra:x} sp 0x{caller.sp:x}"
-                break
-            seen.add(key)
+            seen.add((caller.ra, caller.sp))
             caller._prev = frame
             walk.append(caller)
             frame = caller

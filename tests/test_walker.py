@@ -159,7 +159,7 @@ def test_loops_and_the_frame_cap_end_the_walk():
         return Gcf.SUCCESS, Frame(0x2000, STACK + 0x100, 0)
     w, _ = empty_walker(Fixed("loop", 0x1000, back_again))
     walk = w.walk_stack()
-    assert len(walk) == 2 and "looped" in walk.stop_reason and not walk.complete
+    assert len(walk) == 2 and "repeats a frame" in walk.stop_reason and not walk.complete
     w, _ = empty_walker(Fixed("stuck", 0x1000, lambda f: (Gcf.SUCCESS, Frame(0x2000, f.sp, 0))))
     walk = w.walk_stack()
     assert len(walk) == 1 and "not above" in walk.stop_reason
@@ -386,3 +386,14 @@ def test_a_stepper_that_crashes_is_skipped_and_recorded():
     walk = w.walk_stack()
     assert walk.complete and walk.stop_reason == "end"
     assert w.stepper_errors and w.stepper_errors[0][0] == "crash"
+
+
+def test_a_repeated_frame_makes_the_next_stepper_try():
+    def back_again(f):
+        f.kind = FrameKind.SIGNAL
+        return Gcf.SUCCESS, Frame(0x2000, STACK + 0x100, 0)
+    rescue = Fixed("rescue", 0x1100, lambda f: (Gcf.SUCCESS, Frame(0, f.sp + 0x10, 0)))
+    w, _ = empty_walker(Fixed("loop", 0x1000, back_again), rescue)
+    walk = w.walk_stack()
+    assert [f.ra for f in walk] == [0x1000, 0x2000] and walk.complete
+    assert walk[1].stepper.name == "loop" and rescue.calls == 1
