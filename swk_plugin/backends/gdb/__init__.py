@@ -2,12 +2,24 @@
 _installed = False
 
 
+def gdb_invalidate():
+    """Frames GDB made before swk's unwinder existed are made again with it."""
+    import gdb
+    try:
+        gdb.invalidate_cached_frames()
+    except Exception:
+        pass
+
+
 def install():
     global _installed
     if _installed:
         return False
-    from . import commands, session
+    from . import commands, procstate, session, unwinder
     commands.register()
     session.connect_events()
+    procstate.TARGET.refresh()   # a core loaded before swk was sourced
+    unwinder.install(session.SESSION)
+    gdb_invalidate()
     _installed = True
     return True

@@ -85,6 +85,29 @@ def gdb_frames(thread):
     return out
 
 
+class UnwinderParameter(gdb.Parameter):
+    """Whether swk is GDB's frame unwinder where GDB alone is wrong (also:
+disable/enable unwinder global swk)."""
+    set_doc = "Set whether swk unwinds frames for GDB's own bt, up, finish and info locals."
+    show_doc = "Show whether swk unwinds frames for GDB's own commands."
+
+    def __init__(self):
+        super().__init__("swk unwinder", gdb.COMMAND_STACK, gdb.PARAM_BOOLEAN)
+        self.value = True
+
+    def get_set_string(self):
+        from . import unwinder
+        unwinder.set_enabled(self.value)
+        return ""
+
+    def get_show_string(self, svalue):
+        from . import unwinder
+        u = unwinder.UNWINDER
+        on = u is not None and u.enabled
+        return (f"swk's unwinder is {'on' if on else 'off'}"
+                + (f" ({u.unwound} frames unwound by swk so far)." if u is not None else "."))
+
+
 class SwkBt(gdb.Command):
     """Print a backtrace found by swk's own stack walker.
 
@@ -178,4 +201,5 @@ def register():
     SwkPrefix("show swk")
     FrameCapParameter()
     DebugParameter()
+    UnwinderParameter()
     SwkBt()

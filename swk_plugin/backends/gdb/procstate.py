@@ -140,6 +140,7 @@ class GdbLibraryState(LibraryState):
         self.ps = procstate
         self.dirty = True
         self.r_debug = 0
+        self._auxv = None
 
     def mark_dirty(self):
         self.dirty = True
@@ -156,16 +157,28 @@ class GdbLibraryState(LibraryState):
         return list(self._libs)
 
     def auxv(self):
-        try:
-            text = gdb.execute("info auxv", to_string=True)
-        except gdb.error:
-            return {}
-        out = {}
-        for line in text.splitlines():
-            m = _AUXV_LINE.match(line.strip())
-            if m:
-                out[int(m.group(1))] = int(m.group(2), 0)
-        return out
+        """The auxiliary vector, read once per process.  A local process's comes from
+        /proc/PID/auxv and a core's from the core itself, so an unwinder (where GDB
+        commands must not run) can have it; `info auxv` is the fallback elsewhere."""
+        key = (self.ps.inferior.pid, TARGET.core_path)
+        if self._auxv is not None and self._auxv[0] == key:
+            return self._auxv[1]
+        vec = read_auxv(self.ps.inferior)
+        if vec is None:
+            if TARGET.in_unwinder:
+                return {}
+            vec = {}
+            try:
+                text = gdb.execute("info auxv", to_string=True)
+            except gdb.error:
+                text = ""
+            for line in text.splitlines():
+                m = _AUXV_LINE.match(line.strip())
+                if m:
+                    vec[int(m.group(1))] = int(m.group(2), 0)
+        if vec:
+            self._auxv = (key, vec)
+        return vec
 
     def _objfile_paths(self):
         paths = {}
@@ -235,11 +248,13 @@ class GdbLibraryState(LibraryState):
                     if tag == DT_DEBUG:
                         r_debug = ps.read_pointer(addr + 2 * ptr * i + ptr)
                         break
-            if not r_debug:
+            if not r_debug and not TARGET.in_unwinder:
                 try:
                     r_debug = int(gdb.parse_and_eval("(unsigned long)&_r_debug"))
                 except gdb.error:
                     return []
+            if not r_debug:
+                return []
             self.r_debug = r_debug
             lm = ps.read_pointer(r_debug + ptr)
             out = []
@@ -287,14 +302,59 @@ _CORE_RE = re.compile(r"core dump file:\s*`(.+?)'", re.S)
 _CORE_REGIONS = {}
 
 
+class TargetInfo:
+    """What swk must know of GDB's target without running GDB commands inside an
+    unwinder: refreshed by events and commands, read by everyone."""
+    core_path = None
+    in_unwinder = False
+
+    @classmethod
+    def refresh(cls):
+        if cls.in_unwinder:
+            return
+        try:
+            text = gdb.execute("info target", to_string=True)
+        except gdb.error:
+            text = ""
+        m = _CORE_RE.search(text)
+        cls.core_path = m.group(1) if m else None
+
+
+TARGET = TargetInfo
+
+
 def core_file_path():
-    """The core file GDB has loaded, from `info target`, or None."""
-    try:
-        text = gdb.execute("info target", to_string=True)
-    except gdb.error:
-        return None
-    m = _CORE_RE.search(text)
-    return m.group(1) if m else None
+    """The core file GDB has loaded, or None."""
+    return TARGET.core_path
+
+
+def read_auxv(inferior):
+    """{AT_*: value} from /proc/PID/auxv (local process) or the loaded core, else None."""
+    conn = inferior.connection
+    kind = conn.type if conn is not None else None
+    if kind == "native" and inferior.pid:
+        try:
+            with open(f"/proc/{inferior.pid}/auxv", "rb") as f:
+                raw = f.read()
+        except OSError:
+            return None
+        vec = {}
+        for i in range(0, len(raw) - 15, 16):
+            key = int.from_bytes(raw[i:i + 8], "little")
+            if key == 0:
+                break
+            vec[key] = int.from_bytes(raw[i + 8:i + 16], "little")
+        return vec
+    if kind == "core" and TARGET.core_path:
+        try:
+            from ..corefile import CoreFile
+            core = CoreFile(TARGET.core_path)
+            vec = dict(core.auxv)
+            core.close()
+            return vec
+        except Exception:
+            return None
+    return None
 
 
 def core_regions(path):

@@ -3,7 +3,7 @@ import gdb
 
 from ...errors import NoProcessError
 from ...walker import DEFAULT_FRAME_CAP, Walker
-from .procstate import GdbProcessState
+from .procstate import TARGET, GdbProcessState
 
 
 class Session:
@@ -11,10 +11,13 @@ class Session:
         self._walkers = {}   # inferior number -> Walker
         self.frame_cap = DEFAULT_FRAME_CAP
         self.debug = False
+        #: Called whenever cached knowledge of the target goes stale (the unwinder's caches).
+        self.listeners = []
 
     def walker(self, inferior=None):
         """The Walker for the selected inferior, checked to have a stopped process or a core."""
         inferior = inferior or gdb.selected_inferior()
+        TARGET.refresh()
         if not inferior.threads():
             if inferior.progspace is None or inferior.progspace.filename is None:
                 raise NoProcessError("swk-bt: no process: load a program and run it, attach, or load a core file")
@@ -22,6 +25,10 @@ class Session:
         th = gdb.selected_thread()
         if th is not None and th.is_running():
             raise NoProcessError("swk-bt: the selected thread is running: interrupt it first")
+        return self.walker_for(inferior)
+
+    def walker_for(self, inferior):
+        """The inferior's Walker, made on first use (no checks: unwinders use this)."""
         w = self._walkers.get(inferior.num)
         if w is None or w.process_state.inferior != inferior or not inferior.is_valid():
             w = Walker(GdbProcessState(inferior), frame_cap=self.frame_cap)
@@ -32,16 +39,23 @@ class Session:
     # --- invalidation ----------------------------------------------------------------
     def on_target_changed(self, *_args):
         """A stop, resume, or a write: registers and memory are stale."""
+        for fn in self.listeners:
+            fn()
         for w in self._walkers.values():
             w.process_state.invalidate()
             w.process_state.library_state.mark_dirty()
 
     def on_objfiles_changed(self, *_args):
+        TARGET.refresh()
+        for fn in self.listeners:
+            fn()
         for w in self._walkers.values():
             w.process_state.library_state.mark_dirty()
             w.process_state.invalidate()
 
     def on_inferior_gone(self, *_args):
+        for fn in self.listeners:
+            fn()
         self._walkers.clear()
 
 

@@ -1,0 +1,172 @@
+"""swk as GDB's frame unwinder, so that bt, up, frame, finish and info locals
+use swk's steppers where GDB alone is wrong.
+
+GDB asks Python unwinders before its DWARF unwinder, for every frame, often
+twice.  The common case must cost next to nothing: one register read (the pc)
+and a dictionary lookup decide.  A pc that CFI covers is left to GDB (it is
+right there), and so is a sigreturn trampoline (GDB's sigtramp unwinder reads
+the saved context and labels the frame <signal handler called>).  Only code
+without CFI — and CFI frames whose CFA would come from an implausible %rbp,
+as after a smashed frame pointer — is walked by swk: its steppers (frame
+pointer, analysis, scan) find the caller, and every register they recover is
+handed to GDB, so outer frames' locals read right.
+
+Nothing here asks GDB for frames or runs GDB commands: GDB 13 crashes when an
+unwinder does.  What the unwinder needs of the target (libraries, auxv, the
+core file's name) is gathered outside, by events and commands.
+"""
+import gdb
+import gdb.unwinder
+
+from ...arch.x86_64_calls import MAX_CALL_LEN, calls_ending_at
+from ...arch.x86_64_signal import TRAMPOLINES
+from ...errors import MemoryReadError
+from ...frame import Frame
+from ...stepper import Gcf
+from ...steppers.context import function_at, module_at
+from ...steppers.debug import find_row
+from .procstate import TARGET
+
+DECLINE, SWK, CHECK = "gdb", "swk", "check"
+MAX_FRAME = 1 << 28
+
+
+class FrameId:
+    """GDB's frame id: the CFA and the function's start, as gdb.Values."""
+
+    def __init__(self, sp, pc):
+        self.sp = sp
+        self.pc = pc
+
+
+class SwkUnwinder(gdb.unwinder.Unwinder):
+    def __init__(self, session):
+        super().__init__("swk")
+        self.session = session
+        self.decisions = {}     # pc -> DECLINE / SWK / CHECK, until libraries change
+        self.types = None       # GDB types of rip, rsp and the other general registers
+        self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
+        self.reported = set()   # problems already shown once
+        self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
+        session.listeners.append(self.forget)
+
+    def forget(self):
+        """Libraries or memory changed: decisions may be stale."""
+        self.decisions.clear()
+
+    # --- GDB's entry point -------------------------------------------------------------
+    def __call__(self, pending_frame):
+        if TARGET.in_unwinder:
+            return None
+        TARGET.in_unwinder = True
+        try:
+            return self._unwind(pending_frame)
+        except Exception as exc:  # an unwinder must never break GDB
+            self._report(exc)
+            return None
+        finally:
+            TARGET.in_unwinder = False
+
+    def _unwind(self, pf):
+        desc = self.descriptors
+        if desc is None:
+            desc = self.descriptors = {r.name: r for r in pf.architecture().registers("general")}
+        pc = int(pf.read_register(desc["rip"]))
+        kind = self.decisions.get(pc)
+        if kind is None:
+            kind = self.decisions[pc] = self._classify(pc)
+        if kind == DECLINE:
+            return None
+        sp = int(pf.read_register(desc["rsp"]))
+        fp = int(pf.read_register(desc["rbp"]))
+        if kind == CHECK and sp <= fp < sp + MAX_FRAME:
+            return None  # the CFA GDB will compute from %rbp is plausible: GDB's CFI is right
+        walker = self.session.walker_for(gdb.selected_inferior())
+        arch = walker.process_state.arch
+        regs = {arch.pc: pc, arch.sp: sp, arch.fp: fp}
+        for regno in arch.callee_saved:
+            if regno not in regs:
+                regs[regno] = int(pf.read_register(desc[arch.reg_name(regno)]))
+        frame = Frame(pc, sp, fp, walker=walker, regs=regs)
+        level = pf.level()
+        frame.is_top = level == 0
+        frame.non_call = not frame.is_top and not self._after_call(walker, pc)
+        res = walker.step(frame)
+        if res.status is not Gcf.SUCCESS:
+            return None
+        caller = res.caller
+        cfa = frame.cfa if frame.cfa is not None else caller.sp
+        func = function_at(walker, frame.lookup_pc)
+        info = pf.create_unwind_info(FrameId(self._value(cfa, "rsp", pf),
+                                             self._value(func[0] if func else pc, "rip", pf)))
+        mask = (1 << (8 * arch.ptr_size)) - 1
+        for regno, value in caller.regs.items():
+            if regno in arch.callee_saved or regno in (arch.sp, arch.pc):
+                name = arch.reg_name(regno)
+                info.add_saved_register(name, self._value(value & mask, name, pf))
+        self.unwound += 1
+        return info
+
+    # --- deciding fast ----------------------------------------------------------------------
+    def _classify(self, pc):
+        walker = self.session.walker_for(gdb.selected_inferior())
+        ps = walker.process_state
+        try:
+            code = ps.read_memory(pc, 16)
+        except MemoryReadError:
+            return DECLINE
+        if any(code.startswith(pattern) for pattern, _at in TRAMPOLINES):
+            return DECLINE
+        lib, mod = module_at(walker, pc)
+        if mod is None:
+            return SWK  # JIT code: GDB has nothing to go on
+        rows = [find_row(mod, a - lib.base) for a in (pc, pc - 1)]
+        if rows[0] is None and rows[1] is None:
+            return SWK
+        row = rows[1] or rows[0]
+        if row.cfa is not None and getattr(row.cfa, "reg", None) == ps.arch.fp and not row.signal_frame:
+            return CHECK
+        return DECLINE
+
+    @staticmethod
+    def _after_call(walker, pc):
+        """Whether pc follows a call (a return address) rather than an interrupted pc."""
+        try:
+            code = walker.process_state.read_memory(pc - MAX_CALL_LEN, MAX_CALL_LEN)
+        except MemoryReadError:
+            return True
+        return bool(calls_ending_at(code, pc))
+
+    def _value(self, value, regname, pf):
+        if self.types is None:
+            self.types = {"rip": pf.read_register("rip").type, "rsp": pf.read_register("rsp").type,
+                          "rbp": pf.read_register("rbp").type, "other": pf.read_register("rbx").type}
+        t = self.types.get(regname, self.types["other"])
+        return gdb.Value(value).cast(t)
+
+    def _report(self, exc):
+        key = (exc.__class__.__name__, str(exc))
+        if key in self.reported and not self.session.debug:
+            return
+        self.reported.add(key)
+        gdb.write(f"swk unwinder: declined a frame after an internal error: {exc.__class__.__name__}: "
+                  f"{exc} (shown once; set swk debug on for details)\n", gdb.STDERR)
+        if self.session.debug:
+            import traceback
+            traceback.print_exc()
+
+
+UNWINDER = None
+
+
+def install(session):
+    global UNWINDER
+    UNWINDER = SwkUnwinder(session)
+    gdb.unwinder.register_unwinder(None, UNWINDER, replace=True)
+    return UNWINDER
+
+
+def set_enabled(on):
+    if UNWINDER is not None:
+        UNWINDER.enabled = bool(on)
+        gdb.invalidate_cached_frames()
