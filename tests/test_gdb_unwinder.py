@@ -152,3 +152,29 @@ def test_thread_apply_all_bt_with_the_hook():
     for block in blocks:
         names = re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(\S+)", block, re.M)
         assert names[-1] in ("_start", "clone3") and "??" not in names, block
+
+
+BREAK_IT = """
+python
+from swk_plugin.backends.gdb import unwinder
+def broken(pc):
+    raise ZeroDivisionError("injected")
+unwinder.UNWINDER._classify = broken
+unwinder.UNWINDER.forget()
+gdb.invalidate_cached_frames()
+end
+"""
+
+
+def test_an_error_inside_the_unwinder_never_breaks_gdb(tmp_path):
+    case = T.CASES_BY_ID["chain-O0g"]
+    script = tmp_path / "break.gdb"
+    script.write_text(BREAK_IT)
+    out = T.run_gdb(CORPUS.exe(case), [*CORPUS.stop_cmds(case), f"source {script}", "bt",
+                                       "maint flush register-cache", "bt", "echo MARK\\n",
+                                       "set swk debug on", "maint flush register-cache", "bt 1"], swk=True)
+    before, after = out.split("MARK\n", 1)
+    assert before.count("swk unwinder: declined a frame after an internal error: ZeroDivisionError") == 1
+    assert len(re.findall(r"^#4\s+0x[0-9a-f]+ in main \(", before, re.M)) == 2   # GDB's own bt, twice
+    assert "Traceback" not in before
+    assert "Traceback" in after and "injected" in after                          # details when asked
