@@ -4,8 +4,10 @@
 
 Builds tests/corpus/recurse.c (-O0 -g) into benchmarks/_build, stops it at the
 bottom of an N-deep recursion in GDB, and prints medians of --runs runs:
-  swk-bt cold (first in a fresh GDB session) and warm (again, same stop) over
-  GDB's bt (first, and again after `maint flush register-cache`);
+  swk-bt cold (first in a fresh GDB session), warm (again at the same stop: the
+  walk is kept until the target changes, as GDB keeps its frame cache) and
+  re-walked (warm modules, but registers, memory and walks dropped as a stop
+  drops them) over GDB's bt (first, and again: GDB's frame cache kept);
   GDB's bt with swk's unwinder over without (frame cache flushed each time);
   `swk bt --core` (a fresh process) over `eu-stack --core` on a gcore of it;
   microseconds per frame, and the GDB process's peak memory with swk.
@@ -35,6 +37,11 @@ def timed(cmd, flush=False):
 r = {}
 r["swk_cold"] = timed("swk-bt")
 r["swk_warm"] = min(timed("swk-bt") for _ in range(3))
+from swk_plugin.backends.gdb.session import SESSION
+def rewalk():
+    SESSION.walker().process_state.invalidate()   # as after a stop: registers, memory, walks forgotten
+    return timed("swk-bt")
+r["swk_rewalk"] = min(rewalk() for _ in range(3))
 gdb.execute("set swk unwinder off")
 r["bt_first"] = timed("bt", flush=True)
 r["bt_warm"] = min(timed("bt") for _ in range(3))
@@ -110,6 +117,8 @@ def main():
               f"{m['swk_cold'] / m['bt_first']:.2f}x")
         print(f"  swk-bt warm                    {m['swk_warm']:.3f} s  ratio to GDB's warm bt "
               f"{m['swk_warm'] / m['bt_warm']:.2f}x   ({1e6 * m['swk_warm'] / frames:.1f} us/frame)")
+        print(f"  swk-bt re-walk (warm modules, stop caches dropped) {m['swk_rewalk']:.3f} s  ratio to GDB's "
+              f"warm bt {m['swk_rewalk'] / m['bt_warm']:.2f}x   ({1e6 * m['swk_rewalk'] / frames:.1f} us/frame)")
         print(f"  GDB bt with swk unwinder       {m['bt_hook_on']:.3f} s  ratio to without "
               f"{m['bt_hook_on'] / m['bt_hook_off']:.2f}x")
         print(f"  swk bt --core                  {t_swk_core:.3f} s  ratio to eu-stack --core "

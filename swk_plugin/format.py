@@ -54,6 +54,15 @@ def select_levels(n_frames, limit):
 
 def walk_json(walk, thread_num, tid, levels=None):
     levels = range(len(walk)) if levels is None else levels
+    cache = walk.__dict__.setdefault("_text", {})
+    key = ("json", thread_num, tid, levels.start, levels.stop)
+    if key not in cache:
+        cache.clear()
+        cache[key] = _walk_json(walk, thread_num, tid, levels)
+    return cache[key]
+
+
+def _walk_json(walk, thread_num, tid, levels):
     return json.dumps({
         "thread": thread_num,
         "tid": tid,
@@ -93,9 +102,19 @@ def visible_frames(walk, past_main=True):
 
 def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None):
     """Lines of text for one walk, GDB style.  A walk that did not reach the
-    bottom ends with "Backtrace stopped: <reason>"; -v states every reason."""
+    bottom ends with "Backtrace stopped: <reason>"; -v states every reason.
+    Kept with the walk: the same walk printed again costs nothing."""
     visible = len(walk) if visible is None else visible
     levels = range(visible) if levels is None else levels
+    cache = walk.__dict__.setdefault("_text", {})
+    key = ("text", levels.start, levels.stop, verbose, aout_path, visible)
+    if key not in cache:
+        cache.clear()
+        cache[key] = _walk_text(walk, levels, verbose, aout_path, visible)
+    return cache[key]
+
+
+def _walk_text(walk, levels, verbose, aout_path, visible):
     lines = []
     for i in levels:
         info = frame_info(walk[i], i)

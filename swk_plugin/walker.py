@@ -60,6 +60,7 @@ class Walker:
         self.frame_cap = frame_cap
         #: (stepper name, exception) for every unexpected error a stepper raised (swk debug shows them).
         self.stepper_errors = []
+        self._walks = {}
         libs = process_state.library_state
         if libs is not None:
             libs.add_listener(stepper_group.new_library_notification)
@@ -181,12 +182,25 @@ class Walker:
         return res.caller
 
     def walk_stack(self, thread=None, max_frames=None):
-        """Walk ``thread``'s stack from its top frame (spec: walkStack)."""
+        """Walk ``thread``'s stack from its top frame (spec: walkStack).
+
+        A walk is kept until the target changes (the process state's generation:
+        every stop, resume or write) or libraries change, so asking twice at
+        one stop walks once."""
         ps = self.process_state
         if thread is None:
             thread = ps.get_default_thread()
+        libs = ps.library_state
+        key = (thread, max_frames, self.frame_cap, ps.generation, libs.generation if libs else None)
+        walk = self._walks.get(key)
+        if walk is not None:
+            return walk
         frame = self.get_initial_frame(thread)
-        return self.walk_stack_from_frame(frame, max_frames=max_frames)
+        walk = self.walk_stack_from_frame(frame, max_frames=max_frames)
+        if len(self._walks) > 64 or any(k[3] != ps.generation for k in self._walks):
+            self._walks.clear()
+        self._walks[key] = walk
+        return walk
 
     def walk_stack_from_frame(self, frame, max_frames=None):
         """Walk from ``frame`` to the bottom of the stack (spec: walkStackFromFrame)."""

@@ -1,0 +1,247 @@
+"""LLDB back-end: ProcessState and LibraryState over LLDB's SB API.
+
+Registers come from each thread's innermost frame (frame 0: the thread's own
+registers), memory from SBProcess.ReadMemory in 4 KiB pages, libraries from
+LLDB's module list with each module's load bias (a section's load address
+minus its file address).  Everything read is kept until the process's stop id
+changes: LLDB bumps it whenever the process resumes and stops again, so the
+check on each use is exact and needs no event wiring.
+"""
+import lldb
+
+from ...arch import get_architecture
+from ...elf.module import module_from_memory, open_module
+from ...errors import MemoryReadError, NoProcessError, RegisterError
+from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
+
+INVALID_ADDRESS = 0xFFFFFFFFFFFFFFFF
+
+
+def _arch_name(target):
+    triple = target.GetTriple() or ""
+    return triple.split("-")[0] or "x86_64"
+
+
+class LldbProcessState(ProcessState):
+    """One LLDB process (live or a core), valid across stops."""
+
+    def __init__(self, process):
+        self.process = process
+        self.target = process.GetTarget()
+        super().__init__(get_architecture(_arch_name(self.target)), None)
+        self.library_state = LldbLibraryState(self)
+        self._stop_id = None
+        self._threads = None
+        #: tid -> SBFrame to read a thread's registers from (set by the frame provider,
+        #: which must not ask LLDB for frames: LLDB would ask the provider again).
+        self._top_frames = {}
+
+    # --- staleness ---------------------------------------------------------------------
+    def check_stop(self):
+        """Forget everything read if the process ran since it was read."""
+        sid = self.process.GetStopID()
+        if sid != self._stop_id:
+            if self._stop_id is not None:
+                self.invalidate()
+                self.library_state.mark_dirty()
+            self._stop_id = sid
+
+    def invalidate(self):
+        super().invalidate()
+        self._threads = None
+        self._top_frames = {}
+
+    def is_alive(self):
+        return self.process.IsValid() and self.process.GetState() not in (
+            lldb.eStateInvalid, lldb.eStateExited, lldb.eStateDetached, lldb.eStateUnloaded)
+
+    # --- threads -------------------------------------------------------------------------
+    def _thread_map(self):
+        if self._threads is None:
+            self._threads = {}
+            for i in range(self.process.GetNumThreads()):
+                th = self.process.GetThreadAtIndex(i)
+                if th.IsValid():
+                    self._threads[th.GetThreadID()] = th
+        return self._threads
+
+    def get_thread_ids(self):
+        return list(self._thread_map())
+
+    def get_default_thread(self):
+        th = self.process.GetSelectedThread()
+        if th.IsValid():
+            return th.GetThreadID()
+        ids = self.get_thread_ids()
+        if not ids:
+            raise NoProcessError("swk-bt: the process has no threads")
+        return ids[0]
+
+    def sb_thread(self, tid):
+        th = self._thread_map().get(tid)
+        if th is None:
+            th = self.process.GetThreadByID(tid)
+            if not th.IsValid():
+                raise RegisterError(f"no thread with id {tid}")
+        return th
+
+    def thread_label(self, tid):
+        th = self._thread_map().get(tid)
+        return (th.GetIndexID() if th is not None else None), tid
+
+    def get_process_id(self):
+        return self.process.GetProcessID() or None
+
+    # --- registers ----------------------------------------------------------------------
+    def prime_top_frame(self, tid, sbframe):
+        """Read ``tid``'s registers from ``sbframe`` (LLDB's own frame 0) from now on."""
+        self._top_frames[tid] = sbframe
+
+    def _read_registers(self, tid):
+        frame = self._top_frames.get(tid)
+        if frame is None:
+            frame = self.sb_thread(tid).GetFrameAtIndex(0)
+        if not frame.IsValid():
+            raise RegisterError(f"thread {tid} has no frame: is it running?")
+        regs = {}
+        mask = (1 << (8 * self.arch.ptr_size)) - 1
+        for num, name in enumerate(self.arch.dwarf_names):
+            if not name:
+                continue
+            val = frame.FindRegister(name)
+            if not val.IsValid():
+                continue
+            err = lldb.SBError()
+            v = val.GetValueAsUnsigned(err, 0)
+            if err.Success():
+                regs[num] = v & mask
+        if self.arch.pc not in regs:
+            pc = frame.GetPC()
+            if pc != INVALID_ADDRESS:
+                regs[self.arch.pc] = pc
+        return regs
+
+    # --- memory --------------------------------------------------------------------------
+    def _read_raw(self, addr, size):
+        err = lldb.SBError()
+        try:
+            data = self.process.ReadMemory(addr, size, err)
+        except (OverflowError, TypeError, SystemError):
+            raise MemoryReadError(addr, size) from None
+        if not err.Success() or data is None or len(data) != size:
+            raise MemoryReadError(addr, size)
+        return bytes(data)
+
+    def memory_regions(self):
+        """SBProcess.GetMemoryRegions(): /proc/PID/maps through lldb-server for a live
+        process, the core's segments (with NT_FILE names) for a core."""
+        try:
+            infos = self.process.GetMemoryRegions()
+        except Exception:  # an LLDB without it: steppers fall back to modules
+            return None
+        out = []
+        info = lldb.SBMemoryRegionInfo()
+        for i in range(infos.GetSize()):
+            if not infos.GetMemoryRegionAtIndex(i, info):
+                continue
+            if hasattr(info, "IsMapped") and not info.IsMapped():
+                continue
+            start, end = info.GetRegionBase(), info.GetRegionEnd()
+            if end <= start:
+                continue
+            out.append(MemoryRegion(start, end, info.IsReadable(), info.IsWritable(),
+                                    info.IsExecutable(), info.GetName() or ""))
+        return out or None
+
+
+class LldbLibraryState(LibraryState):
+    """Mirrors LLDB's module list (the executable, shared libraries, the vDSO)."""
+
+    def __init__(self, procstate):
+        super().__init__()
+        self.ps = procstate
+        self.dirty = True
+
+    def mark_dirty(self):
+        self.dirty = True
+
+    def _ensure(self):
+        self.ps.check_stop()
+        if self._libs is None or self.dirty:
+            self.dirty = False
+            self.notify_of_update()
+
+    def get_libraries(self, allow_refresh=False):
+        if allow_refresh:
+            self.dirty = True
+        self._ensure()
+        return list(self._libs)
+
+    def _scan(self):
+        target = self.ps.target
+        exe = target.GetExecutable()
+        exe_path = exe.fullpath if exe.IsValid() else None
+        libs = []
+        for i in range(target.GetNumModules()):
+            mod = target.GetModuleAtIndex(i)
+            lib = self._library(target, mod, exe_path)
+            if lib is None:
+                continue
+            if getattr(lib, "is_aout", False):
+                libs.insert(0, lib)
+            else:
+                libs.append(lib)
+        return libs
+
+    def _library(self, target, mod, exe_path):
+        bias = module_bias(target, mod)
+        if bias is None:
+            return None  # not loaded in this process
+        spec = mod.GetFileSpec()
+        path = spec.fullpath or spec.GetFilename() or ""
+        if spec.GetFilename() == "[vdso]" or path.endswith("[vdso]") or path.startswith("[vdso"):
+            return self._vdso(target, mod)
+        if not path:
+            return None
+        lib = Library(path, bias, open_library_module)
+        if exe_path and path == exe_path:
+            lib.is_aout = True
+        return lib
+
+    def _vdso(self, target, mod):
+        ehdr = mod.GetObjectFileHeaderAddress().GetLoadAddress(target)
+        if ehdr == INVALID_ADDRESS:
+            return None
+        try:
+            image = module_from_memory(self.ps.read_memory, ehdr, "[vdso]")
+        except Exception:  # an unreadable vDSO only costs its own frames
+            return None
+        return Library("[vdso]", ehdr - image.first_load_vaddr(), lambda _lib: image)
+
+
+def module_bias(target, mod):
+    """A module's load bias (load address minus file address of any loaded section),
+    or None when none of its sections is loaded."""
+    for j in range(mod.GetNumSections()):
+        sec = mod.GetSectionAtIndex(j)
+        bias = _section_bias(target, sec)
+        if bias is not None:
+            return bias
+    return None
+
+
+def _section_bias(target, sec):
+    if not sec.IsValid():
+        return None
+    load = sec.GetLoadAddress(target)
+    if load != INVALID_ADDRESS and sec.GetFileAddress() != INVALID_ADDRESS and sec.GetByteSize():
+        return (load - sec.GetFileAddress()) & INVALID_ADDRESS
+    for k in range(sec.GetNumSubSections()):
+        bias = _section_bias(target, sec.GetSubSectionAtIndex(k))
+        if bias is not None:
+            return bias
+    return None
+
+
+def open_library_module(lib):
+    return open_module(lib.path)

@@ -1,0 +1,254 @@
+"""swk as LLDB's frame provider (LLDB 22+), so that LLDB's own `bt`, `bt all`,
+`frame select` and `up`/`down` show swk's frames where LLDB alone is wrong.
+
+LLDB makes one provider per thread per stop and asks it for frame 0, 1, 2 ...
+until it answers None.  The provider walks the thread with swk (lazily, more
+frames as more are asked for) and lines swk's frames up with LLDB's own
+("input") frames by (pc, sp):
+
+* where LLDB's frame has the pc and stack pointer swk found, LLDB's own frame is
+  kept (its index is returned): registers, variables, inlined frames and
+  LLDB's tail-call frames stay LLDB's;
+* where LLDB has no such frame, swk's frame is given as {"idx", "pc"} (LLDB
+  shows it with its symbol and line, marked [synthetic]);
+* LLDB frames that match none of swk's (junk past a frame LLDB could not
+  unwind) are dropped; when swk's walk ends without reaching the bottom of the
+  stack at a frame LLDB also has, LLDB's frames below it are kept.
+
+LLDB swallows a provider's exceptions (the stack then just ends): every
+exception is caught here, written to the log file ($TMPDIR/swk-lldb.log) and
+reported once; the thread then shows LLDB's own frames.
+"""
+import bisect
+
+import lldb
+
+from .session import SESSION
+
+try:
+    from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
+    HAVE_PROVIDERS = hasattr(lldb.SBTarget, "RegisterScriptedFrameProvider")
+except ImportError:  # LLDB < 22
+    ScriptedFrameProvider = object
+    HAVE_PROVIDERS = False
+
+#: How the provider class is named to LLDB (swk_lldb is put in LLDB's script namespace).
+PROVIDER_CLASS = "swk_lldb.provider.SwkFrameProvider"
+STOP_HOOK_CLASS = "swk_lldb.provider.SwkStopHook"
+
+#: (process unique id, tid) -> (stop id, provider): LLDB's own frames for swk-bt -compare.
+LATEST = {}
+#: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
+STATS = {"swk": 0, "lldb": 0, "providers": 0}
+
+
+class SwkFrameProvider(ScriptedFrameProvider):
+    @staticmethod
+    def get_description():
+        return "swk: frames found by swk's stack walker where LLDB's own unwinder is wrong"
+
+    def __init__(self, input_frames, args):
+        self.input_frames = None
+        self.thread = self.process = self.target = None
+        self._out = []          # output frames: int (LLDB frame index) or dict (swk frame)
+        self._done = False
+        self._failed = False
+        self._walk = None
+        self._k = 0             # next swk frame to place
+        self._j = 0             # next LLDB frame that may be kept
+        self._last_real = None  # LLDB frame index the last placed swk frame matched
+        self._real = None       # [(pc, sp, inlined, artificial)] of LLDB's frames
+        self._index = None      # (pc, sp) -> sorted LLDB frame indices
+        try:
+            super().__init__(input_frames, args)
+            STATS["providers"] += 1
+            if self.process is not None and self.thread is not None:
+                LATEST[(self.process.GetUniqueID(), self.thread.GetThreadID())] = (
+                    self.process.GetStopID(), self)
+        except Exception as exc:  # never let LLDB see an exception
+            self._fail(exc)
+
+    # --- LLDB's entry point -----------------------------------------------------------------
+    def get_frame_at_index(self, index):
+        try:
+            if self._failed or not SESSION.provider_enabled:
+                return self._passthrough(index)
+            if index == 0:
+                return 0 if self._n_real() > 0 else None
+            while len(self._out) <= index and not self._done:
+                self._place_next()
+            if index < len(self._out):
+                entry = self._out[index]
+                if isinstance(entry, dict):
+                    STATS["swk"] += 1
+                    return dict(entry, idx=index)
+                STATS["lldb"] += 1
+                return entry
+            return None
+        except Exception as exc:
+            self._fail(exc)
+            return self._passthrough(index)
+
+    # --- LLDB's own frames --------------------------------------------------------------------
+    def _n_real(self):
+        if self._real is None:
+            frames = []
+            index = {}
+            fl = self.input_frames
+            n = fl.GetSize() if fl is not None else 0
+            for i in range(n):
+                f = fl.GetFrameAtIndex(i)
+                pc, sp = f.GetPC(), f.GetSP()
+                frames.append((pc, sp, f.IsInlined(), f.IsArtificial()))
+                index.setdefault((pc, sp), []).append(i)
+            self._real, self._index = frames, index
+        return len(self._real)
+
+    def real_frames(self):
+        """LLDB's own frames of this thread (swk-bt -compare): SBFrames."""
+        fl = self.input_frames
+        return [fl.GetFrameAtIndex(i) for i in range(fl.GetSize())] if fl is not None else []
+
+    def _passthrough(self, index):
+        """After a failure: LLDB's own frames, unless swk's frames were shown already."""
+        if all(isinstance(e, int) and e == i for i, e in enumerate(self._out)):
+            try:
+                return index if index < self._n_real() else None
+            except Exception:
+                return None
+        return None
+
+    # --- swk's walk ---------------------------------------------------------------------------
+    def _walk_to(self, k):
+        """swk's walk with at least k+1 frames if the stack has them (re-walked with
+        more frames as LLDB asks for deeper ones: caches make a re-walk cheap)."""
+        walk = self._walk
+        if walk is not None and (len(walk) > k or not walk.limited):
+            return walk
+        walker = SESSION.walker_for(self.process)
+        ps = walker.process_state
+        tid = self.thread.GetThreadID()
+        ps.prime_top_frame(tid, self.input_frames.GetFrameAtIndex(0))
+        want = 16
+        while want <= k:
+            want *= 8
+        if walk is not None:
+            want = max(want, len(walk) * 8)
+        self._walk = walker.walk_stack(tid, max_frames=min(want, walker.frame_cap))
+        return self._walk
+
+    def _place_next(self):
+        walk = self._walk_to(self._k)
+        n_real = self._n_real()
+        if self._k >= len(walk):
+            # swk's walk is over.  It gave up at a frame LLDB has too: keep LLDB's frames below.
+            if not walk.complete and not walk.limited and self._last_real is not None:
+                self._out.extend(range(self._last_real + 1, n_real))
+            self._done = True
+            return
+        frame = walk[self._k]
+        m = self._match(frame.ra, frame.sp)
+        if self._k == 0 and m != 0:
+            m = 0 if n_real else None   # frame 0 is LLDB's: the registers themselves
+        if m is None:
+            self._out.append({"idx": len(self._out), "pc": frame.ra})
+            self._last_real = None
+        else:
+            # LLDB's tail-call frames just above the match are LLDB's knowledge: keep them.
+            keep = range(self._j, m)
+            if keep and all(self._real[i][3] for i in keep):
+                self._out.extend(keep)
+            end = m
+            key = self._real[m][:2]
+            while end + 1 < n_real and self._real[end + 1][:2] == key:
+                end += 1   # LLDB's inlined frames share the pc and sp of their concrete frame
+            self._out.extend(range(m, end + 1))
+            self._j = end + 1
+            self._last_real = end
+        self._k += 1
+
+    def _match(self, pc, sp):
+        idx = self._index.get((pc, sp))
+        if not idx:
+            return None
+        i = bisect.bisect_left(idx, self._j)
+        return idx[i] if i < len(idx) else None
+
+    # --- failures -------------------------------------------------------------------------------
+    def _fail(self, exc):
+        self._failed = True
+        path = SESSION.log(f"frame provider: {exc.__class__.__name__}: {exc}", exc)
+        debugger = None
+        try:
+            debugger = self.target.GetDebugger() if self.target is not None else None
+        except Exception:
+            pass
+        SESSION.report_once(debugger, ("provider", exc.__class__.__name__, str(exc)),
+                            f"swk: the frame provider failed ({exc.__class__.__name__}: {exc}); "
+                            f"LLDB's own frames are shown (shown once; details in {path})")
+
+
+class SwkStopHook:
+    """A stop hook (target stop-hook add -P), copied into every target made after
+    lldb_init.py was loaded: registers the frame provider on the target at its first stop
+    (a launch, an attach, or loading a core)."""
+
+    def __init__(self, target, extra_args, internal_dict):
+        pass
+
+    def handle_stop(self, exe_ctx, stream):
+        try:
+            ensure_provider(exe_ctx.GetTarget())
+        except Exception as exc:
+            SESSION.log(f"stop hook: {exc.__class__.__name__}: {exc}", exc)
+        return True
+
+
+_REGISTERED = []   # [(SBTarget, provider id)]
+
+
+def _registered_id(target):
+    for t, pid in _REGISTERED:
+        if t == target:
+            return pid
+    return None
+
+
+def ensure_provider(target):
+    """Register swk's frame provider on ``target`` (once); returns an error line or None."""
+    if not HAVE_PROVIDERS or not SESSION.provider_enabled:
+        return None
+    if target is None or not target.IsValid() or _registered_id(target) is not None:
+        return None
+    err = lldb.SBError()
+    pid = target.RegisterScriptedFrameProvider(PROVIDER_CLASS, lldb.SBStructuredData(), err)
+    if not err.Success() or not pid:
+        SESSION.log(f"could not register the frame provider: {err.GetCString()}")
+        return f"swk: could not register the frame provider: {err.GetCString()}"
+    _REGISTERED[:] = [(t, p) for t, p in _REGISTERED if t.IsValid()]
+    _REGISTERED.append((target, pid))
+    return None
+
+
+def remove_providers():
+    """Unregister swk's provider from every target (swk-settings provider off)."""
+    for t, pid in _REGISTERED:
+        try:
+            if t.IsValid():
+                t.RemoveScriptedFrameProvider(pid)
+        except Exception as exc:
+            SESSION.log(f"removing the frame provider: {exc}", exc)
+    del _REGISTERED[:]
+
+
+def lldb_own_frames(process, thread):
+    """LLDB's own frames of ``thread`` at this stop, without swk's provider: the input
+    frames LLDB gave the provider, or the thread's frames when no provider runs."""
+    n = thread.GetNumFrames()  # makes LLDB build the thread's frames (and the provider)
+    entry = LATEST.get((process.GetUniqueID(), thread.GetThreadID()))
+    if entry is not None and entry[0] == process.GetStopID() and _registered_id(process.GetTarget()) is not None:
+        try:
+            return entry[1].real_frames()
+        except Exception:
+            pass
+    return [thread.GetFrameAtIndex(i) for i in range(n)]
