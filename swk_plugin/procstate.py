@@ -259,6 +259,7 @@ class LibraryState:
         self._starts = []
         self._spans = []
         self._listeners = []
+        self._last = None         # the span found last: most lookups hit it again
         self.generation = 0
 
     def _scan(self):
@@ -319,10 +320,14 @@ class LibraryState:
 
     def get_library_at_addr(self, addr):
         self._ensure()
+        last = self._last
+        if last is not None and last[0] <= addr < last[1] and last[3] == self.generation:
+            return last[2]
         i = bisect.bisect_right(self._starts, addr) - 1
         while i >= 0:
             start, end, lib = self._spans[i]
             if start <= addr < end:
+                self._last = (start, end, lib, self.generation)
                 return lib
             if i > 0 and self._spans[i - 1][1] > addr:
                 i -= 1

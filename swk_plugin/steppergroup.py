@@ -58,6 +58,11 @@ class StepperGroup:
     # --- spec: findStepperForAddr ------------------------------------------------------------
     def candidates(self, addr):
         """All steppers covering ``addr``, best priority first (stable for equal priorities)."""
+        if not self._ranges:
+            found = self._cache.get(None)
+            if found is None:
+                found = self._cache[None] = sorted(self._global, key=lambda s: s.priority)
+            return found
         found = list(self._global)
         if self._ranges:
             i = bisect.bisect_right(self._starts, addr)

@@ -79,11 +79,20 @@ class FrameFuncStepper(FrameStepper):
     def __init__(self, walker=None):
         super().__init__(walker)
         self._prologues = {}
+        self._by_addr = {}
 
     def new_library_notification(self, library, change):
         self._prologues.clear()
+        self._by_addr.clear()
 
     def prologue_for(self, addr):
+        """The Prologue of the function holding addr (or None), cached by address."""
+        pro = self._by_addr.get(addr, self._by_addr)
+        if pro is self._by_addr:
+            pro = self._by_addr[addr] = self._prologue_for(addr)
+        return pro
+
+    def _prologue_for(self, addr):
         bounds = function_at(self.walker, addr)
         if bounds is None:
             return None

@@ -32,9 +32,6 @@ class LldbProcessState(ProcessState):
         self.library_state = LldbLibraryState(self)
         self._stop_id = None
         self._threads = None
-        #: tid -> SBFrame to read a thread's registers from (set by the frame provider,
-        #: which must not ask LLDB for frames: LLDB would ask the provider again).
-        self._top_frames = {}
 
     # --- staleness ---------------------------------------------------------------------
     def check_stop(self):
@@ -49,7 +46,6 @@ class LldbProcessState(ProcessState):
     def invalidate(self):
         super().invalidate()
         self._threads = None
-        self._top_frames = {}
 
     def is_alive(self):
         return self.process.IsValid() and self.process.GetState() not in (
@@ -93,33 +89,14 @@ class LldbProcessState(ProcessState):
         return self.process.GetProcessID() or None
 
     # --- registers ----------------------------------------------------------------------
-    def prime_top_frame(self, tid, sbframe):
-        """Read ``tid``'s registers from ``sbframe`` (LLDB's own frame 0) from now on."""
-        self._top_frames[tid] = sbframe
+    def prime_registers(self, tid, regs):
+        """Take ``regs`` as ``tid``'s registers for this stop (the frame provider reads
+        them from LLDB's own frame 0 before handing that frame back to LLDB: afterwards
+        LLDB deadlocks on any question about it)."""
+        self._regs[tid] = dict(regs)
 
     def _read_registers(self, tid):
-        frame = self._top_frames.get(tid)
-        if frame is None:
-            frame = self.sb_thread(tid).GetFrameAtIndex(0)
-        if not frame.IsValid():
-            raise RegisterError(f"thread {tid} has no frame: is it running?")
-        regs = {}
-        mask = (1 << (8 * self.arch.ptr_size)) - 1
-        for num, name in enumerate(self.arch.dwarf_names):
-            if not name:
-                continue
-            val = frame.FindRegister(name)
-            if not val.IsValid():
-                continue
-            err = lldb.SBError()
-            v = val.GetValueAsUnsigned(err, 0)
-            if err.Success():
-                regs[num] = v & mask
-        if self.arch.pc not in regs:
-            pc = frame.GetPC()
-            if pc != INVALID_ADDRESS:
-                regs[self.arch.pc] = pc
-        return regs
+        return frame_registers(self.sb_thread(tid).GetFrameAtIndex(0), self.arch)
 
     # --- memory --------------------------------------------------------------------------
     def _read_raw(self, addr, size):
@@ -217,6 +194,29 @@ class LldbLibraryState(LibraryState):
         except Exception:  # an unreadable vDSO only costs its own frames
             return None
         return Library("[vdso]", ehdr - image.first_load_vaddr(), lambda _lib: image)
+
+
+def frame_registers(frame, arch):
+    """{DWARF regno: value} of an SBFrame's registers."""
+    if not frame.IsValid():
+        raise RegisterError("the thread has no frame: is it running?")
+    regs = {}
+    mask = (1 << (8 * arch.ptr_size)) - 1
+    for num, name in enumerate(arch.dwarf_names):
+        if not name:
+            continue
+        val = frame.FindRegister(name)
+        if not val.IsValid():
+            continue
+        err = lldb.SBError()
+        v = val.GetValueAsUnsigned(err, 0)
+        if err.Success():
+            regs[num] = v & mask
+    if arch.pc not in regs:
+        pc = frame.GetPC()
+        if pc != INVALID_ADDRESS:
+            regs[arch.pc] = pc
+    return regs
 
 
 def module_bias(target, mod):

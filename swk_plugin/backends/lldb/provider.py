@@ -15,6 +15,11 @@ frames as more are asked for) and lines swk's frames up with LLDB's own
   unwind) are dropped; when swk's walk ends without reaching the bottom of the
   stack at a frame LLDB also has, LLDB's frames below it are kept.
 
+LLDB deadlocks (aborts) when a provider asks anything of a frame it has already
+handed back to LLDB, so on its first call the provider copies what it needs of
+LLDB's frames (pc, sp, inlined, artificial; frame 0's registers) and never
+touches them again.
+
 LLDB swallows a provider's exceptions (the stack then just ends): every
 exception is caught here, written to the log file ($TMPDIR/swk-lldb.log) and
 reported once; the thread then shows LLDB's own frames.
@@ -23,6 +28,7 @@ import bisect
 
 import lldb
 
+from .procstate import frame_registers
 from .session import SESSION
 
 try:
@@ -59,6 +65,7 @@ class SwkFrameProvider(ScriptedFrameProvider):
         self._last_real = None  # LLDB frame index the last placed swk frame matched
         self._real = None       # [(pc, sp, inlined, artificial)] of LLDB's frames
         self._index = None      # (pc, sp) -> sorted LLDB frame indices
+        self._regs0 = None      # frame 0's registers
         try:
             super().__init__(input_frames, args)
             STATS["providers"] += 1
@@ -71,6 +78,8 @@ class SwkFrameProvider(ScriptedFrameProvider):
     # --- LLDB's entry point -----------------------------------------------------------------
     def get_frame_at_index(self, index):
         try:
+            if self._real is None:
+                self._snapshot()
             if self._failed or not SESSION.provider_enabled:
                 return self._passthrough(index)
             if index == 0:
@@ -90,32 +99,35 @@ class SwkFrameProvider(ScriptedFrameProvider):
             return self._passthrough(index)
 
     # --- LLDB's own frames --------------------------------------------------------------------
+    def _snapshot(self):
+        """Copy what swk needs of LLDB's frames, before any is handed back to LLDB."""
+        frames = []
+        index = {}
+        fl = self.input_frames
+        n = fl.GetSize() if fl is not None else 0
+        for i in range(n):
+            f = fl.GetFrameAtIndex(i)
+            pc, sp = f.GetPC(), f.GetSP()
+            frames.append((pc, sp, f.IsInlined(), f.IsArtificial()))
+            index.setdefault((pc, sp), []).append(i)
+        self._real, self._index = frames, index
+        if n and self.process is not None:
+            walker = SESSION.walker_for(self.process)
+            self._regs0 = frame_registers(fl.GetFrameAtIndex(0), walker.process_state.arch)
+
     def _n_real(self):
-        if self._real is None:
-            frames = []
-            index = {}
-            fl = self.input_frames
-            n = fl.GetSize() if fl is not None else 0
-            for i in range(n):
-                f = fl.GetFrameAtIndex(i)
-                pc, sp = f.GetPC(), f.GetSP()
-                frames.append((pc, sp, f.IsInlined(), f.IsArtificial()))
-                index.setdefault((pc, sp), []).append(i)
-            self._real, self._index = frames, index
-        return len(self._real)
+        return len(self._real or ())
 
     def real_frames(self):
-        """LLDB's own frames of this thread (swk-bt -compare): SBFrames."""
-        fl = self.input_frames
-        return [fl.GetFrameAtIndex(i) for i in range(fl.GetSize())] if fl is not None else []
+        """LLDB's own frames of this thread as [(pc, sp, inlined, artificial)]."""
+        return list(self._real or ())
 
     def _passthrough(self, index):
         """After a failure: LLDB's own frames, unless swk's frames were shown already."""
         if all(isinstance(e, int) and e == i for i, e in enumerate(self._out)):
-            try:
-                return index if index < self._n_real() else None
-            except Exception:
-                return None
+            if self._real is None:
+                return index   # LLDB checks the index against its own frames
+            return index if index < len(self._real) else None
         return None
 
     # --- swk's walk ---------------------------------------------------------------------------
@@ -128,7 +140,8 @@ class SwkFrameProvider(ScriptedFrameProvider):
         walker = SESSION.walker_for(self.process)
         ps = walker.process_state
         tid = self.thread.GetThreadID()
-        ps.prime_top_frame(tid, self.input_frames.GetFrameAtIndex(0))
+        if tid not in ps._regs:
+            ps.prime_registers(tid, self._regs0 or {})
         want = 16
         while want <= k:
             want *= 8
@@ -242,13 +255,16 @@ def remove_providers():
 
 
 def lldb_own_frames(process, thread):
-    """LLDB's own frames of ``thread`` at this stop, without swk's provider: the input
-    frames LLDB gave the provider, or the thread's frames when no provider runs."""
+    """LLDB's own frames of ``thread`` at this stop, without swk's provider, as
+    [(pc, sp, inlined, artificial)]: the input frames LLDB gave the provider, or the
+    thread's frames when no provider runs."""
     n = thread.GetNumFrames()  # makes LLDB build the thread's frames (and the provider)
     entry = LATEST.get((process.GetUniqueID(), thread.GetThreadID()))
-    if entry is not None and entry[0] == process.GetStopID() and _registered_id(process.GetTarget()) is not None:
-        try:
-            return entry[1].real_frames()
-        except Exception:
-            pass
-    return [thread.GetFrameAtIndex(i) for i in range(n)]
+    if entry is not None and entry[0] == process.GetStopID() and entry[1]._real is not None \
+            and _registered_id(process.GetTarget()) is not None and SESSION.provider_enabled:
+        return entry[1].real_frames()
+    out = []
+    for i in range(n):
+        f = thread.GetFrameAtIndex(i)
+        out.append((f.GetPC(), f.GetSP(), f.IsInlined(), f.IsArtificial()))
+    return out

@@ -1,0 +1,243 @@
+"""LLDB commands: swk-bt and swk-settings.  Kept thin: the walking is the core's,
+the rendering is swk_plugin.format's, the options are swk_plugin.options'."""
+import inspect
+import shlex
+
+import lldb
+
+from ...errors import SwkError
+from ...format import frame_info, frame_text, same_name, select_levels, walk_json, walk_text
+from ...options import USAGE, parse_bt_args
+from ...walker import DEFAULT_FRAME_CAP
+from . import provider as prov
+from .session import SESSION, log_path
+
+#: -full (issue 5) is accepted only where the shared option parser knows it.
+ALLOW_FULL = "allow_full" in inspect.signature(parse_bt_args).parameters
+
+BT_HELP = f"""Print a backtrace found by swk's own stack walker.
+
+{USAGE.replace('usage: ', 'Syntax: ')}
+
+  N        show the innermost N frames; -N the outermost N.
+  -all     walk every thread.
+  -json    one JSON line per thread: {{"thread", "tid", "frames", "stop_reason"}};
+           frames carry level, pc, sp, fp, function, offset, library, mapping, file,
+           line, stepper, trust and kind ("normal" or "signal").
+  -compare print swk's frames beside LLDB's own unwinding and mark every difference.
+  -v       also show how each frame was found (stepper and trust), sp and fp.{'''
+  -full    also show each frame's arguments and locals, as LLDB knows them.''' if ALLOW_FULL else ''}
+
+Every frame down to the bottom of the stack is shown (like LLDB's bt: no main cut-off).
+Settings: swk-settings (frame-cap N, debug on|off, provider on|off)."""
+
+SETTINGS_HELP = """Show or change swk's settings.
+
+Syntax: swk-settings [frame-cap N | debug on|off | provider on|off]
+
+  frame-cap N      the most frames one swk walk may produce (default 100000).
+  debug on|off     show details of swk's internal errors and each stepper failure.
+  provider on|off  (LLDB 22+) whether LLDB's own bt shows swk's frames where LLDB is wrong."""
+
+
+def _target_of(debugger, exe_ctx):
+    target = exe_ctx.GetTarget() if exe_ctx is not None else None
+    if target is None or not target.IsValid():
+        target = debugger.GetSelectedTarget()
+    return target
+
+
+class SwkBtCommand:
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return "Print a backtrace found by swk's own stack walker (swk-bt -json -all -compare -v N)."
+
+    def get_long_help(self):
+        return BT_HELP
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        try:
+            lines = self._run(debugger, command, exe_ctx)
+            if lines:
+                result.AppendMessage("\n".join(lines))
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+        except SwkError as exc:
+            result.SetError(str(exc))
+        except KeyboardInterrupt:
+            result.SetError("swk-bt: interrupted")
+        except Exception as exc:  # never a traceback inside LLDB
+            path = SESSION.log(f"swk-bt {command!r}: {exc.__class__.__name__}: {exc}", exc)
+            if SESSION.debug:
+                import traceback
+                traceback.print_exc()
+            result.SetError(f"swk-bt: internal error: {exc.__class__.__name__}: {exc} (details in {path})")
+
+    def _run(self, debugger, command, exe_ctx):
+        try:
+            argv = shlex.split(command or "")
+        except ValueError as exc:
+            raise SwkError(f"swk-bt: {exc}; {USAGE}") from None
+        opts = parse_bt_args(argv, allow_full=True) if ALLOW_FULL else parse_bt_args(argv)
+        target = _target_of(debugger, exe_ctx)
+        walker = SESSION.walker(target)
+        prov.ensure_provider(target)
+        ps = walker.process_state
+        process = ps.process
+        if opts.all:
+            tids = ps.get_thread_ids()
+        else:
+            th = exe_ctx.GetThread() if exe_ctx is not None else None
+            tids = [th.GetThreadID() if th is not None and th.IsValid() else ps.get_default_thread()]
+        aout = ps.library_state.get_aout()
+        aout_path = aout.path if aout else None
+        del walker.stepper_errors[:]
+        out = []
+        for i, tid in enumerate(tids):
+            num, os_tid = ps.thread_label(tid)
+            limit = opts.limit if opts.limit and opts.limit > 0 else None
+            walk = walker.walk_stack(tid, max_frames=limit)
+            levels = select_levels(len(walk), opts.limit)
+            if opts.json:
+                out.append(walk_json(walk, num, os_tid, levels))
+                continue
+            if opts.all:
+                if i:
+                    out.append("")
+                out.append(f"Thread {num} (LWP {os_tid}):")
+            if opts.compare:
+                out.extend(compare_lines(walk, prov.lldb_own_frames(process, ps.sb_thread(tid)),
+                                         target, aout_path, opts.verbose))
+            elif getattr(opts, "full", False):
+                out.extend(full_lines(walk, levels, ps.sb_thread(tid), aout_path, opts.verbose))
+            else:
+                out.extend(walk_text(walk, levels, opts.verbose, aout_path))
+        if SESSION.debug:
+            for name, exc in walker.stepper_errors:
+                out.append(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}")
+        return out
+
+
+def _lldb_name(target, pc, level):
+    """The function LLDB names for a frame's pc (pc-1 for a return address)."""
+    addr = target.ResolveLoadAddress(pc - 1 if level and pc else pc)
+    fn = addr.GetFunction()
+    if fn.IsValid():
+        return fn.GetName()
+    sym = addr.GetSymbol()
+    return sym.GetName() if sym.IsValid() else None
+
+
+def compare_lines(walk, theirs_all, target, aout_path, verbose):
+    """swk's frames beside LLDB's own, `!=` where the pc or the function differs;
+    LLDB's inlined and tail-call (artificial) frames are left out and counted."""
+    theirs = [f for f in theirs_all if not f[2] and not f[3]]
+    virtual = len(theirs_all) - len(theirs)
+    n = max(len(walk), len(theirs))
+    diffs = 0
+    out = [f"{'':2}{'swk':<60} | lldb"]
+    for i in range(n):
+        mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < len(walk) else "-"
+        name = _lldb_name(target, theirs[i][0], i) if i < len(theirs) else None
+        other = f"0x{theirs[i][0]:016x} in {name or '??'}" if i < len(theirs) else "-"
+        same = (i < len(walk) and i < len(theirs) and walk[i].ra == theirs[i][0]
+                and (walk[i].kind == "signal" or same_name(walk[i].name, name)))
+        if not same:
+            diffs += 1
+        out.append(f"{'  ' if same else '!='}{mine:<60} | {other}")
+    note = f" (LLDB's {virtual} inlined/tail-call frame(s) not counted)" if virtual else ""
+    out.append(f"{diffs} difference(s) over {n} frames{note}; swk: {walk.stop_reason}")
+    return out
+
+
+def full_lines(walk, levels, thread, aout_path, verbose):
+    """-full: each frame, then the arguments and locals LLDB knows for the frame with
+    the same pc and stack pointer (none for frames only swk found)."""
+    from ...format import _pc_shown
+    by_key = {}
+    for i in range(thread.GetNumFrames()):
+        f = thread.GetFrameAtIndex(i)
+        if not f.IsInlined():
+            by_key.setdefault((f.GetPC(), f.GetSP()), f)
+    out = []
+    for i in levels:
+        fr = walk[i]
+        info = frame_info(fr, i)
+        out.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(fr, info)))
+        f = by_key.get((fr.ra, fr.sp))
+        values = f.GetVariables(True, True, False, True) if f is not None else None
+        if values is None or not values.GetSize():
+            out.append("No locals.")
+            continue
+        for j in range(values.GetSize()):
+            v = values.GetValueAtIndex(j)
+            out.append(f"        {v.GetName()} = {v.GetValue() or v.GetSummary() or '...'}")
+    if not walk.complete:
+        out.append(f"Backtrace stopped: {walk.stop_reason}")
+    return out
+
+
+class SwkSettingsCommand:
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return "Show or change swk's settings (frame-cap, debug, provider)."
+
+    def get_long_help(self):
+        return SETTINGS_HELP
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        try:
+            result.AppendMessage(self._run(debugger, shlex.split(command or "")))
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+        except SwkError as exc:
+            result.SetError(str(exc))
+        except Exception as exc:
+            path = SESSION.log(f"swk-settings {command!r}: {exc}", exc)
+            result.SetError(f"swk-settings: internal error: {exc.__class__.__name__}: {exc} "
+                            f"(details in {path})")
+
+    def _run(self, debugger, argv):
+        if not argv:
+            return self._show()
+        if len(argv) != 2:
+            raise SwkError("swk-settings: usage: swk-settings [frame-cap N | debug on|off | provider on|off]")
+        name, value = argv
+        if name == "frame-cap":
+            try:
+                n = int(value, 0)
+            except ValueError:
+                n = 0
+            if n <= 0:
+                raise SwkError(f"swk-settings: frame-cap must be a positive number, not {value!r}")
+            SESSION.frame_cap = n
+        elif name in ("debug", "provider"):
+            if value not in ("on", "off", "true", "false", "1", "0"):
+                raise SwkError(f"swk-settings: {name} is on or off, not {value!r}")
+            on = value in ("on", "true", "1")
+            if name == "debug":
+                SESSION.debug = on
+            else:
+                if not prov.HAVE_PROVIDERS and on:
+                    raise SwkError("swk-settings: this LLDB has no frame providers (LLDB 22 or newer has)")
+                SESSION.provider_enabled = on
+                if on:
+                    for i in range(debugger.GetNumTargets()):
+                        prov.ensure_provider(debugger.GetTargetAtIndex(i))
+                else:
+                    prov.remove_providers()
+        else:
+            raise SwkError(f"swk-settings: unknown setting {name!r} (frame-cap, debug, provider)")
+        return self._show()
+
+    def _show(self):
+        if prov.HAVE_PROVIDERS:
+            p = (f"{'on' if SESSION.provider_enabled else 'off'} "
+                 f"({prov.STATS['swk']} frames given by swk, {prov.STATS['lldb']} kept from LLDB)")
+        else:
+            p = "unavailable (this LLDB has no frame providers; LLDB 22 or newer has)"
+        return (f"frame-cap: {SESSION.frame_cap}"
+                + ("" if SESSION.frame_cap != DEFAULT_FRAME_CAP else " (default)")
+                + f"\ndebug: {'on' if SESSION.debug else 'off'}\nprovider: {p}\nlog: {log_path()}")
