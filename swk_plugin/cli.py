@@ -1,13 +1,14 @@
 """Command line: walk a core file without any debugger.
 
     swk bt --core FILE [--exe PROGRAM] [--json] [--all] [--thread TID]
-           [--sysroot DIR] [--frame-cap N] [-v] [N | -N]
+           [--sysroot DIR] [--frame-cap N] [-v] [--full] [N | -N]
 """
 import argparse
 import sys
 
 from .errors import SwkError
-from .format import select_levels, walk_json, walk_text
+from .format import render
+from .options import BtOptions
 from .walker import DEFAULT_FRAME_CAP, Walker
 
 
@@ -28,6 +29,7 @@ def build_parser():
     bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
     bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
+    bt.add_argument("--full", action="store_true", help="also local variables, as GDB's bt full")
     bt.add_argument("limit", nargs="?", type=int, help="innermost N frames, or outermost -N")
     return p
 
@@ -52,15 +54,14 @@ def cmd_bt(args, out):
         tids = [args.thread]
     aout = ps.library_state.get_aout()
     aout_path = aout.path if aout else None
+    opts = BtOptions()
+    opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
     for i, tid in enumerate(tids):
         num, os_tid = ps.thread_label(tid)
         walk = walker.walk_stack(tid, max_frames=args.limit if args.limit and args.limit > 0 else None)
-        levels = select_levels(len(walk), args.limit)
-        if args.json:
-            out.write(walk_json(walk, num, os_tid, levels) + "\n")
-        else:
+        if not args.json:
             out.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
-            out.write("\n".join(walk_text(walk, levels, args.verbose, aout_path)) + "\n")
+        out.write("\n".join(render(walk, opts, num, os_tid, aout_path)) + "\n")
     return 0
 
 

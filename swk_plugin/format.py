@@ -5,14 +5,17 @@ import os
 from .frame import FrameKind
 
 
-def frame_info(frame, level):
-    """Everything shown about a frame, as the JSON record of swk-bt -json."""
+def frame_info(frame, level, shown=None):
+    """Everything shown about a frame (or one inlined call in it: ``shown``), as the
+    JSON record of swk-bt -json."""
     lib = frame.library
-    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
-    src = None
-    if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
-        src = lookup.source_line(frame)
-    name = frame.name
+    if shown is None:
+        from .display import ShownFrame
+        lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+        src = lookup.source_line(frame) if (lookup is not None and hasattr(lookup, "source_line")
+                                            and frame.kind != FrameKind.SIGNAL) else None
+        shown = ShownFrame(frame, level, None, frame.kind, frame.name, *(src or (None, None)))
+    name = shown.name
     mapping = None
     if lib is None and frame.walker is not None:
         region = frame.walker.process_state.region_at(frame.lookup_pc)
@@ -23,24 +26,34 @@ def frame_info(frame, level):
         "sp": frame.sp,
         "fp": frame.fp,
         "function": name,
-        "offset": frame.symbol_offset if name is not None else None,
+        "offset": frame.symbol_offset if name is not None and shown.kind != "inline" else None,
         "library": lib.path if lib is not None else None,
         "mapping": mapping,
-        "file": src[0] if src else None,
-        "line": src[1] if src else None,
+        "file": shown.file,
+        "line": shown.line,
         "stepper": frame.stepper.name if frame.stepper is not None else None,
         "trust": frame.trust,
-        "kind": frame.kind,
+        "kind": shown.kind,
     }
 
 
-def _pc_shown(frame, info):
-    """GDB omits the pc of a frame that is at its real pc (the top frame, or one a signal
-    interrupted) when that pc is exactly the start of a source line."""
+def _pc_shown(shown, info, first_of_frame):
+    """Whether GDB prints the pc: not for the outer levels of a frame with inlined
+    calls (they share the innermost's pc), nor for a frame at its real pc (the top
+    frame, or one a signal interrupted) exactly at the start of a source line."""
+    frame = shown.frame
+    if not first_of_frame:
+        return False
     if not (frame.is_top or frame.non_call) or not info["file"] or frame.walker is None:
         return True
     lookup = frame.walker.symbol_lookup
     return not (hasattr(lookup, "at_line_start") and lookup.at_line_start(frame))
+
+
+def _args_text(values):
+    if not values:
+        return "()"
+    return "(" + ", ".join(f"{v['name']}={v['value']}" for v in values) + ")"
 
 
 def select_levels(n_frames, limit):
@@ -52,33 +65,39 @@ def select_levels(n_frames, limit):
     return range(max(0, n_frames + limit), n_frames)
 
 
-def walk_json(walk, thread_num, tid, levels=None):
-    levels = range(len(walk)) if levels is None else levels
+def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False):
+    """One JSON line for a walk: the shown frames (inline calls included) in ``levels``."""
+    from .display import shown_frames
+    shown = shown_frames(walk, visible)
+    levels = range(len(shown)) if levels is None else levels
     cache = walk.__dict__.setdefault("_text", {})
-    key = ("json", thread_num, tid, levels.start, levels.stop)
+    key = ("json", thread_num, tid, levels.start, levels.stop, visible, full)
     if key not in cache:
         cache.clear()
-        cache[key] = _walk_json(walk, thread_num, tid, levels)
+        cache[key] = _walk_json(walk, shown, thread_num, tid, levels, full)
     return cache[key]
 
 
-def _walk_json(walk, thread_num, tid, levels):
-    return json.dumps({
-        "thread": thread_num,
-        "tid": tid,
-        "frames": [frame_info(walk[i], i) for i in levels],
-        "stop_reason": walk.stop_reason,
-    })
+def _walk_json(walk, shown, thread_num, tid, levels, full):
+    from .display import variables
+    frames = []
+    for i in levels:
+        info = frame_info(shown[i].frame, i, shown[i])
+        if full:
+            found = variables(shown[i], walk)
+            info["args"], info["locals"] = found if found is not None else ([], [])
+        frames.append(info)
+    return json.dumps({"thread": thread_num, "tid": tid, "frames": frames, "stop_reason": walk.stop_reason})
 
 
-def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True):
+def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args="()"):
     """One line as GDB's bt prints it."""
     head = f"#{info['level']}".ljust(3) + " "
     if info["kind"] == FrameKind.SIGNAL:
         line = f"{head}<signal handler called>"
     else:
         name = info["function"] or "??"
-        line = f"{head}0x{info['pc']:0{width}x} in {name} ()" if show_pc else f"{head}{name} ()"
+        line = f"{head}0x{info['pc']:0{width}x} in {name} {args}" if show_pc else f"{head}{name} {args}"
         if info["file"]:
             line += f" at {info['file']}:{info['line']}"
         elif info["library"] and info["library"] != aout_path:
@@ -92,7 +111,7 @@ def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True):
 
 
 def visible_frames(walk, past_main=True):
-    """How many frames GDB would show: with ``past_main`` off, none below main."""
+    """How many physical frames GDB would show: with ``past_main`` off, none below main."""
     if not past_main:
         for i, frame in enumerate(walk):
             if frame.name == "main":
@@ -100,26 +119,45 @@ def visible_frames(walk, past_main=True):
     return len(walk)
 
 
-def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None):
-    """Lines of text for one walk, GDB style.  A walk that did not reach the
-    bottom ends with "Backtrace stopped: <reason>"; -v states every reason.
-    Kept with the walk: the same walk printed again costs nothing."""
-    visible = len(walk) if visible is None else visible
-    levels = range(visible) if levels is None else levels
+def shown_count(walk, visible=None):
+    """How many backtrace lines (inline calls included) the first ``visible`` frames make."""
+    from .display import shown_frames
+    return len(shown_frames(walk, visible))
+
+
+def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False):
+    """Lines of text for one walk, GDB style, inline calls included.  A walk that
+    did not reach the bottom ends with "Backtrace stopped: <reason>"; -v states
+    every reason; ``full`` adds each frame's locals as `bt full` does.  Kept with
+    the walk: the same walk printed again costs nothing."""
+    from .display import shown_frames
+    shown = shown_frames(walk, visible)
+    levels = range(len(shown)) if levels is None else levels
     cache = walk.__dict__.setdefault("_text", {})
-    key = ("text", levels.start, levels.stop, verbose, aout_path, visible)
+    key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full)
     if key not in cache:
         cache.clear()
-        cache[key] = _walk_text(walk, levels, verbose, aout_path, visible)
+        cache[key] = _walk_text(walk, shown, levels, verbose, aout_path, full)
     return cache[key]
 
 
-def _walk_text(walk, levels, verbose, aout_path, visible):
+def _walk_text(walk, shown, levels, verbose, aout_path, full):
+    from .display import variables
     lines = []
     for i in levels:
-        info = frame_info(walk[i], i)
-        lines.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(walk[i], info)))
-    if len(levels) and (levels[-1] < visible - 1 or walk.limited):
+        sf = shown[i]
+        info = frame_info(sf.frame, i, sf)
+        first = i == 0 or shown[i - 1].frame is not sf.frame
+        found = variables(sf, walk) if sf.scope is not None else None
+        args = _args_text(found[0]) if found is not None else "()"
+        lines.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(sf, info, first), args=args))
+        if full:
+            if found is None or not found[1]:
+                lines.append("No locals." if found is not None else "No symbol table info available.")
+            else:
+                lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
+    more = levels[-1] < len(shown) - 1 if len(levels) else False
+    if len(levels) and (more or walk.limited):
         lines.append("(More stack frames follow...)")
     elif not walk.complete:
         lines.append(f"Backtrace stopped: {walk.stop_reason}")
@@ -138,3 +176,13 @@ def same_name(a, b):
 
 def short_lib(path):
     return os.path.basename(path) if path else ""
+
+
+def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
+    """The lines swk-bt prints for one walk, for every front end (GDB, LLDB, the CLI):
+    ``opts`` is an options.BtOptions (json, verbose, full, limit)."""
+    visible = visible_frames(walk, past_main)
+    levels = select_levels(shown_count(walk, visible), opts.limit)
+    if opts.json:
+        return [walk_json(walk, thread_num, tid, levels, visible, opts.full)]
+    return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full)

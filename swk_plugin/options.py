@@ -1,7 +1,7 @@
 """swk-bt's options, parsed the same way in GDB, LLDB and on the command line."""
 from .errors import SwkError
 
-USAGE = "usage: swk-bt [-json] [-all] [-compare] [-v] [N | -N]"
+USAGE = "usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [N | -N]"
 
 
 class BtOptions:

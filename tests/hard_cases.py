@@ -334,6 +334,7 @@ def swk_thread_errors(frames: list[dict], stop_reason, expected: list, tag: str,
     are given: the twin's walk) the pc of every frame except the one a signal
     interrupted, and every frame's sp relative to frame 0 (see sp_deltas)."""
     errs = []
+    frames = T.real_frames(frames)   # inlined calls share their physical frame's pc and sp
     ch = T.chain(frames)
     m = T.chain_mismatch(ch, expected)
     if m:

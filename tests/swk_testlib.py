@@ -801,9 +801,15 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
             if missing:
                 errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
                 break
-            if f.get("kind") not in ("normal", "signal"):
+            if f.get("kind") not in ("normal", "signal", "inline"):
                 errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
                 break
+        # inline calls: swk's "inline" frames must be gdb's inline frames, in order
+        gdb_inline = [strip_params(g.function) for g in native[num] if g.inline]
+        swk_inline = [strip_params(f.get("function")) for f in fr if f.get("kind") == "inline"]
+        if check_names and gdb_inline != swk_inline:
+            errs.append(f"{tag}: inline frames {swk_inline[:12]} != gdb's {gdb_inline[:12]}")
+        fr = real_frames(fr)
         if len(fr) != len(nat):
             errs.append(f"{tag}: swk has {len(fr)} frames, gdb {len(nat)} (non-inline)")
         nbad = 0

@@ -1314,6 +1314,105 @@ class _Dwarf:
             p = e
         return None
 
+    # --- whole DIE trees and unit helpers (for swk_plugin.locals) ------------------------------
+    def unit_of(self, off):
+        """The unit holding .debug_info offset ``off``, or None."""
+        try:
+            return self._unit_containing(off)
+        except (IndexError, struct.error, ValueError, _DwarfError):
+            return None
+
+    def die_tree(self, cu, off):
+        """The DIE at ``off`` with all its descendants, every attribute read, in one pass:
+        a DieNode tree (None on malformed DWARF).  Functions and aggregates are small, so
+        reading them whole is cheaper than a seek per child."""
+        info = self.secs.get(".debug_info")
+        target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
+        if info is None or target is None:
+            return None
+        try:
+            if target._abbrevs is None:
+                target._abbrevs = self._abbrevs(target.abbrev_off)
+            root = None
+            stack = []
+            pos = off
+            end = target.end
+            read_die = self._read_die
+            while pos < end:
+                start = pos
+                die, pos = read_die(info, pos, target, _ALL_ATTRS)
+                if die is None:
+                    if not stack:
+                        break
+                    stack.pop()
+                    if not stack:
+                        break
+                    continue
+                tag, has_children, attrs = die
+                node = DieNode(start, tag, attrs, target)
+                if stack:
+                    node.parent = stack[-1]
+                    stack[-1].children.append(node)
+                else:
+                    root = node
+                if has_children:
+                    stack.append(node)
+                elif not stack:
+                    break
+            return root
+        except (IndexError, KeyError, struct.error, ValueError, _DwarfError):
+            return None
+
+    def unit_attrs(self, cu):
+        """Every attribute of the unit's own DIE (DW_AT_loclists_base and the like)."""
+        r = self.die_full(cu, cu.die_off)
+        return r[2] if r is not None else {}
+
+    def file_name(self, cu, index):
+        """The name GDB gives line-table file ``index`` of the unit (as DW_AT_decl_file /
+        DW_AT_call_file number it): the unit's own name for its primary file."""
+        data = self.secs.get(".debug_line")
+        if data is None or cu.stmt_list is None:
+            return None
+        try:
+            h = self._line_header(data, cu.stmt_list, cu)
+        except (IndexError, struct.error, ValueError, _DwarfError, UnicodeError):
+            return None
+        version = h["version"]
+        files, dirs = h["files"], h["dirs"]
+        i = index if version >= 5 else index - 1
+        if i < 0 or i >= len(files):
+            return None
+        name, di = files[i]
+        dj = di if version >= 5 else di - 1
+        d = dirs[dj] if 0 <= dj < len(dirs) else None
+        if not _is_abs(name) and d is not None:
+            name = d + "/" + name
+        prim = cu.name
+        if prim is not None:
+            cand = prim
+            if _is_abs(name) and not _is_abs(prim) and cu.comp_dir:
+                cand = _path_join(cu.comp_dir, prim)
+            if cand == name:
+                return prim
+        return name
+
+
+class DieNode:
+    """One DIE of a die_tree: offset, tag, {attribute: (form, value)}, children, parent."""
+    __slots__ = ("offset", "tag", "attrs", "cu", "children", "parent")
+
+    def __init__(self, offset, tag, attrs, cu):
+        self.offset = offset
+        self.tag = tag
+        self.attrs = attrs
+        self.cu = cu
+        self.children = []
+        self.parent = None
+
+    def __repr__(self):
+        return f"<DieNode 0x{self.offset:x} tag 0x{self.tag:x}>"
+
 
 class LineTable:
     """Source lines and functions of one module (see the module docstring)."""
@@ -1347,6 +1446,24 @@ class LineTable:
     @property
     def has_dwarf(self):
         return self._dwarf is not None
+
+    @property
+    def dwarf(self):
+        """The module's _Dwarf reader (None without DWARF), for swk_plugin.locals."""
+        return self._dwarf
+
+    def func_name_of(self, cu, off):
+        """GDB's name for the subprogram / inlined subroutine DIE at ``off`` (see function_name)."""
+        names = self.__dict__.setdefault("_names", {})
+        key = (id(cu), off)
+        name = names.get(key, names)
+        if name is names:
+            try:
+                name = self._func_name(cu, off)
+            except Exception:
+                name = None
+            names[key] = name
+        return name
 
     def _cu(self, addr):
         if self._dwarf is None:

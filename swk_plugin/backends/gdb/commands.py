@@ -5,7 +5,7 @@ import traceback
 import gdb
 
 from ...errors import SwkError
-from ...format import frame_info, frame_text, same_name, select_levels, visible_frames, walk_json, walk_text
+from ...format import frame_info, frame_text, render, same_name, visible_frames
 from ...options import parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
@@ -111,7 +111,7 @@ disable/enable unwinder global swk)."""
 class SwkBt(gdb.Command):
     """Print a backtrace found by swk's own stack walker.
 
-Usage: swk-bt [-json] [-all] [-compare] [-v] [N | -N]
+Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [N | -N]
 
   N        show the innermost N frames; -N the outermost N.
   -all     walk every thread (also: thread apply all swk-bt).
@@ -120,6 +120,9 @@ Usage: swk-bt [-json] [-all] [-compare] [-v] [N | -N]
            stepper, trust and kind ("normal" or "signal").
   -compare print swk's frames beside GDB's own bt and mark every difference.
   -v       also show how each frame was found (stepper and trust), sp and fp.
+  -full    also each frame's local variables, as `bt full` prints them; with -json
+           every frame gains "args" and "locals": [{"name", "type", "value"}].
+Inlined calls are shown as frames of kind "inline" above their physical frame, as GDB does.
 
 Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
 
@@ -142,7 +145,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
                                "(set swk debug on for details)") from None
 
     def _invoke(self, arg):
-        opts = parse_bt_args(gdb.string_to_argv(arg))
+        opts = parse_bt_args(gdb.string_to_argv(arg), allow_full=True)
         session = sess.SESSION
         walker = session.walker()
         ps = walker.process_state
@@ -157,17 +160,13 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         for i, tid in enumerate(tids):
             num, os_tid = ps.thread_label(tid)
             walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
-            visible = visible_frames(walk, past_main)
-            levels = select_levels(visible, opts.limit)
-            if opts.json:
-                gdb.write(walk_json(walk, num, os_tid, levels) + "\n")
-                continue
-            if opts.all:
+            if opts.all and not opts.json:
                 gdb.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
             if opts.compare:
-                self._compare(walk, visible, ps.gdb_thread(tid), aout_path, opts.verbose)
+                self._compare(walk, visible_frames(walk, past_main), ps.gdb_thread(tid), aout_path,
+                              opts.verbose)
             else:
-                gdb.write("\n".join(walk_text(walk, levels, opts.verbose, aout_path, visible)) + "\n")
+                gdb.write("\n".join(render(walk, opts, num, os_tid, aout_path, past_main)) + "\n")
         if session.debug:
             for name, exc in walker.stepper_errors:
                 gdb.write(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}\n", gdb.STDERR)

@@ -1,0 +1,38 @@
+"""Local variables and inline scopes from DWARF, printed the way GDB prints them
+(spec: "Accessing Local Variables").
+
+    function_at(module, addr)        -> Function | None    (spec getFunctionForFrame)
+    scopes_at(module, addr)          -> [Scope]            innermost inline first, the function last
+    frame_variables(scope, addr)     -> (args, locals)     ``info args`` / ``info locals`` order
+    read_variable(var, addr=, regs=, cfa=, read_mem=, bias=, ptr_size=8, entry_regs=None,
+                  libraries=None)    -> VarValue
+    format_value(vv, read_mem, symbolize=None, summary=False) -> str   GDB 13's text for the value
+    type_name(type)                  -> str                GDB's ``whatis`` name
+    call_site_entry_regs(...)        -> {regno: value}     entry values from the caller's call site
+    make_symbolizer(libraries)       -> addr -> "sym+off"  GDB's <symbol> for pointers, process-wide
+
+The spec's getLocalVariableValue return codes are here too (SUCCESS, EPARAM, EOUTOFSCOPE,
+EBUFFERSIZE, EUNKNOWN), for the walker that implements it with read_variable.
+
+Addresses given to and returned by the DWARF side are the module's own (unbiased);
+``bias`` (the library's load bias) is only applied to what is read from the target.
+Nothing here imports gdb or lldb.
+"""
+from .scopes import Function, Scope, Variable, function_at, scopes_at, frame_variables, engine_for
+from .types import Type, Field, type_name
+from .locations import (VarValue, read_variable, call_site_entry_regs, make_symbolizer,
+                        module_symbolizer)
+from .format import format_value, format_float
+
+# spec: getLocalVariableValue's return codes (glvv_*)
+SUCCESS = 0
+EPARAM = -1
+EOUTOFSCOPE = -2
+EBUFFERSIZE = -3
+EUNKNOWN = -4
+
+__all__ = ["SUCCESS", "EPARAM", "EOUTOFSCOPE", "EBUFFERSIZE", "EUNKNOWN",
+           "function_at", "scopes_at", "frame_variables", "read_variable", "format_value",
+           "type_name", "call_site_entry_regs", "make_symbolizer", "module_symbolizer",
+           "Function", "Scope", "Variable", "VarValue", "Type", "Field", "format_float",
+           "engine_for"]
