@@ -64,9 +64,45 @@ def shown_frames(walk, visible=None):
     return out
 
 
-def variables(shown, walk):
-    """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints them;
-    None when there is no DWARF for it."""
+def _entry_regs(walk, index):
+    """{regno: value} the frame's parameters had on entry, from its caller's call site
+    (DW_TAG_call_site), computed once per walk from the outermost frame inward as GDB
+    does for DW_OP_entry_value; {} where the chain of calls is broken (a signal)."""
+    engine = _engine()
+    memo = walk.__dict__.setdefault("_entry", {})
+    if index in memo:
+        return memo[index]
+    todo = []
+    j = index
+    while j not in memo and j + 1 < len(walk):
+        todo.append(j)
+        j += 1
+    if j not in memo:
+        memo[j] = {}
+    ps = walk[0].walker.process_state
+    for i in reversed(todo):
+        callee, caller = walk[i], walk[i + 1]
+        regs = {}
+        clib, lib = caller.library, callee.library
+        if (engine is not None and clib is not None and clib.module is not None and lib is not None
+                and lib.module is not None and not callee.non_call and callee.kind != FrameKind.SIGNAL
+                and not caller.non_call):
+            try:
+                fn = engine.function_at(lib.module, callee.lookup_pc - lib.base)
+                regs = engine.call_site_entry_regs(
+                    clib.module, caller.ra - clib.base, regs=caller.regs, cfa=caller.cfa,
+                    read_mem=ps.read_memory, bias=clib.base,
+                    callee_entry=(fn.entry_pc if fn is not None else None), callee_module=lib.module,
+                    callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size)
+            except Exception:
+                regs = {}
+        memo[i] = regs
+    return memo[index]
+
+
+def variables(shown, walk, summary_args=False):
+    """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
+    them (``summary_args``: aggregates as "..." as in bt's frame lines); None without DWARF."""
     engine = _engine()
     if engine is None or shown.scope is None:
         return None
@@ -78,17 +114,23 @@ def variables(shown, walk):
         args, locals_ = engine.frame_variables(shown.scope, addr)
     except Exception:
         return None
+    ctx = walk.__dict__.get("_vars_ctx")
+    if ctx is None:   # once per walk: the libraries as (module, bias) and GDB's <symbol> printer
+        libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()
+                     if lib.module is not None]
+        ctx = walk.__dict__["_vars_ctx"] = (libraries, engine.make_symbolizer(libraries))
+    libraries, symbolize = ctx
+    entry = _entry_regs(walk, shown.index)
 
-    def render(var):
+    def render(var, summary):
+        tname = None
         try:
             vv = engine.read_variable(var, addr=addr, regs=frame.regs, cfa=frame.cfa,
-                                      read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size)
-            value = engine.format_value(vv, ps.read_memory)
+                                      read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
+                                      entry_regs=entry, libraries=libraries)
+            value = engine.format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary)
+            tname = engine.type_name(vv.type)
         except Exception as exc:
-            value = f"<error: {exc}>"
-        try:
-            tname = engine.type_name(var.type)
-        except Exception:
-            tname = None
+            value = f"<error reading variable {var.name} ({exc})>"
         return {"name": var.name, "type": tname, "value": value}
-    return [render(v) for v in args], [render(v) for v in locals_]
+    return [render(v, summary_args) for v in args], [render(v, False) for v in locals_]

@@ -15,6 +15,15 @@ from .steppergroup import StepperGroup
 DEFAULT_FRAME_CAP = 100_000
 
 
+class Glvv:
+    """getLocalVariableValue's results (spec: glvv_Success ... glvv_EUnknown)."""
+    SUCCESS = 0
+    EPARAM = -1
+    EOUTOFSCOPE = -2
+    EBUFFERSIZE = -3
+    EUNKNOWN = -4
+
+
 class StackWalk(list):
     """The frames of one walk, top first (spec: std::vector<Frame>), plus why it ended."""
 
@@ -37,6 +46,9 @@ class StepResult:
 
 
 class Walker:
+    SUCCESS, EPARAM, EOUTOFSCOPE, EBUFFERSIZE, EUNKNOWN = (Glvv.SUCCESS, Glvv.EPARAM, Glvv.EOUTOFSCOPE,
+                                                           Glvv.EBUFFERSIZE, Glvv.EUNKNOWN)
+
     def __init__(self, process_state, stepper_group=None, symbol_lookup=None,
                  frame_cap=DEFAULT_FRAME_CAP, default_steppers=True):
         self.process_state = process_state
@@ -234,3 +246,68 @@ class Walker:
             walk.append(caller)
             frame = caller
         return walk
+
+    # --- local variables (spec: "Accessing Local Variables") ---------------------------------
+    def get_function_for_frame(self, frame):
+        """The DWARF function holding a frame's pc (spec: getFunctionForFrame), or None."""
+        from . import locals as engine
+        lib = frame.library
+        if lib is None or lib.module is None:
+            return None
+        try:
+            return engine.function_at(lib.module, frame.lookup_pc - lib.base)
+        except Exception:
+            return None
+
+    def frame_scopes(self, walk, index):
+        """The DWARF scopes at walk[index]'s pc: inlined calls innermost first, then the function."""
+        from .display import frame_scopes
+        return frame_scopes(walk[index])
+
+    def frame_variables(self, walk, index, scope=None):
+        """(arguments, locals) of walk[index] in the function (or the given inline scope)
+        — the Variables GDB's `info args` / `info locals` list, in its order."""
+        from . import locals as engine
+        frame = walk[index]
+        lib = frame.library
+        if scope is None:
+            scope = self.get_function_for_frame(frame)
+        if scope is None or lib is None:
+            return [], []
+        return engine.frame_variables(scope, frame.lookup_pc - lib.base)
+
+    def get_local_variable_value(self, variable, walk, frame_index, buffer_size=None):
+        """(code, bytes) for a variable in walk[frame_index] (spec: getLocalVariableValue).
+
+        Codes: Glvv.SUCCESS; EPARAM when frame_index is outside the walk or the variable is
+        not of that frame's function; EOUTOFSCOPE when it is, but not live at the pc;
+        EBUFFERSIZE when ``buffer_size`` is smaller than the value; EUNKNOWN when its value
+        cannot be known (optimized out, or a register the walk could not recover)."""
+        from . import locals as engine
+        from .display import _entry_regs
+        if not isinstance(frame_index, int) or not 0 <= frame_index < len(walk):
+            return Glvv.EPARAM, None
+        frame = walk[frame_index]
+        lib = frame.library
+        fn = self.get_function_for_frame(frame)
+        scope = getattr(variable, "scope", None)
+        owner = getattr(scope, "function", None) or scope
+        if fn is None or owner is None or getattr(owner, "die", None) != fn.die:
+            return Glvv.EPARAM, None
+        addr = frame.lookup_pc - lib.base
+        in_scope = getattr(variable, "in_scope", None)
+        if in_scope is not None and not in_scope(addr):
+            return Glvv.EOUTOFSCOPE, None
+        ps = self.process_state
+        try:
+            vv = engine.read_variable(variable, addr=addr, regs=frame.regs, cfa=frame.cfa,
+                                      read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
+                                      entry_regs=_entry_regs(walk, frame_index),
+                                      libraries=ps.library_state.get_libraries())
+        except Exception:
+            return Glvv.EUNKNOWN, None
+        if vv.data is None or vv.optimized_out or vv.unavailable or vv.error or getattr(vv, "opt_mask", None):
+            return Glvv.EUNKNOWN, None
+        if buffer_size is not None and buffer_size < len(vv.data):
+            return Glvv.EBUFFERSIZE, None
+        return Glvv.SUCCESS, bytes(vv.data)

@@ -1363,6 +1363,10 @@ class _Dwarf:
         except (IndexError, KeyError, struct.error, ValueError, _DwarfError):
             return None
 
+    def die_ranges(self, cu, attrs):
+        """[(lo, hi)] of a DIE from its DW_AT_low_pc/high_pc or DW_AT_ranges ([] if empty)."""
+        return self._die_ranges(cu, attrs)
+
     def unit_attrs(self, cu):
         """Every attribute of the unit's own DIE (DW_AT_loclists_base and the like)."""
         r = self.die_full(cu, cu.die_off)

@@ -268,16 +268,9 @@ class _BlockBuilder:
     def bounds(self, node):
         """None: no pc attributes; []: invalid; else the ranges (dwarf2_get_pc_bounds)."""
         a = node.attrs
-        if AT_ranges in a:
-            rs = self.d._die_ranges(node.cu, {AT_ranges: a[AT_ranges], AT_low_pc: a.get(AT_low_pc)}
-                                    if AT_low_pc in a else {AT_ranges: a[AT_ranges]})
-            return rs
-        if AT_low_pc in a and AT_high_pc in a:
-            rs = self.d._die_ranges(node.cu, {AT_low_pc: a[AT_low_pc], AT_high_pc: a[AT_high_pc]})
-            if rs and rs[0][0] == 0:
-                return []
-            return rs
-        return None
+        if AT_ranges not in a and not (AT_low_pc in a and AT_high_pc in a):
+            return None
+        return [r for r in self.d.die_ranges(node.cu, a) if r[0] != 0]   # 0: a dropped range
 
     def func_block(self, node, parent, kind):
         ranges = self.bounds(node)
