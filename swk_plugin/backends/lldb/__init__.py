@@ -2,9 +2,12 @@
 
 Registers swk-bt and swk-settings and, on LLDB 22 or newer, swk's frame
 provider (provider.py) on every target: the targets that exist now directly,
-the targets made later through a stop hook added to LLDB's dummy target (LLDB
-copies the dummy target's stop hooks into each new target), which registers
-the provider at the target's first stop — a launch, an attach or a core load.
+the targets made later through a breakpoint on LLDB's dummy target whose
+scripted resolver (provider.SwkTargetWatcher) never sets a location: LLDB
+copies the dummy target's breakpoints into each new target, and making the
+copy registers the provider before the target has a process.  The breakpoint
+is named swk_frame_provider and takes breakpoint number 1 in each target
+(deleting it later changes nothing: the provider is registered by then).
 """
 import re
 import sys
@@ -34,28 +37,23 @@ def install(debugger, internal_dict):
         v = ".".join(map(str, lldb_version()))
         return (f"swk: LLDB {v} has no frame providers: swk-bt works, but LLDB's own bt stays "
                 "LLDB's alone (LLDB 22 or newer shows swk's frames in bt)")
-    _add_stop_hooks(debugger)
+    _add_target_watcher(debugger)
     for i in range(debugger.GetNumTargets()):
         provider.ensure_provider(debugger.GetTargetAtIndex(i))
     return None
 
 
-def _add_stop_hooks(debugger):
-    """The stop hook on the dummy target (copied into every new target) and on every
-    existing target."""
-    from .provider import STOP_HOOK_CLASS
+def _add_target_watcher(debugger):
+    """The breakpoint on the dummy target that registers the provider on new targets."""
     import lldb
-    interp = debugger.GetCommandInterpreter()
-    selected = debugger.GetSelectedTarget()
-    targets = [debugger.GetTargetAtIndex(i) for i in range(debugger.GetNumTargets())]
-    res = lldb.SBCommandReturnObject()
-    # With no target selected, `target stop-hook add` goes to the dummy target.
-    if not targets:
-        interp.HandleCommand(f"target stop-hook add -P {STOP_HOOK_CLASS}", res)
-    else:
-        dummy = debugger.GetDummyTarget()
-        for t in [dummy, *targets]:
-            debugger.SetSelectedTarget(t)
-            interp.HandleCommand(f"target stop-hook add -P {STOP_HOOK_CLASS}", res)
-        if selected.IsValid():
-            debugger.SetSelectedTarget(selected)
+    from .provider import WATCHER_CLASS, WATCHER_NAME
+    dummy = debugger.GetDummyTarget()
+    name = lldb.SBBreakpointName(dummy, WATCHER_NAME)
+    if not name.IsValid():
+        return
+    bp = dummy.BreakpointCreateFromScript(WATCHER_CLASS, lldb.SBStructuredData(),
+                                          lldb.SBFileSpecList(), lldb.SBFileSpecList())
+    if not bp.IsValid():
+        return
+    bp.AddName(WATCHER_NAME)
+    name.SetHelpString("swk: registers swk's frame provider on each new target")

@@ -5,6 +5,7 @@ import shlex
 
 import lldb
 
+from ... import format as fmt
 from ...errors import SwkError
 from ...format import frame_info, frame_text, same_name, select_levels, walk_json, walk_text
 from ...options import USAGE, parse_bt_args
@@ -15,29 +16,29 @@ from .session import SESSION, log_path
 #: -full (issue 5) is accepted only where the shared option parser knows it.
 ALLOW_FULL = "allow_full" in inspect.signature(parse_bt_args).parameters
 
+_FULL_HELP = "\n  -full     also each frame's arguments and locals."
+
 BT_HELP = f"""Print a backtrace found by swk's own stack walker.
 
-{USAGE.replace('usage: ', 'Syntax: ')}
+{USAGE.replace('usage: ', 'Usage: ')}
 
-  N        show the innermost N frames; -N the outermost N.
-  -all     walk every thread.
-  -json    one JSON line per thread: {{"thread", "tid", "frames", "stop_reason"}};
-           frames carry level, pc, sp, fp, function, offset, library, mapping, file,
-           line, stepper, trust and kind ("normal" or "signal").
-  -compare print swk's frames beside LLDB's own unwinding and mark every difference.
-  -v       also show how each frame was found (stepper and trust), sp and fp.{'''
-  -full    also show each frame's arguments and locals, as LLDB knows them.''' if ALLOW_FULL else ''}
+  N         the innermost N frames; -N the outermost N.
+  -all      every thread, each headed "Thread N (LWP tid):".
+  -json     one JSON line per thread: thread, tid, frames, stop_reason.
+  -compare  swk's frames beside LLDB's own unwinding, != where they differ.
+  -v        also how each frame was found (stepper, trust), its sp and fp.{_FULL_HELP if ALLOW_FULL else ''}
 
-Every frame down to the bottom of the stack is shown (like LLDB's bt: no main cut-off).
-Settings: swk-settings (frame-cap N, debug on|off, provider on|off)."""
+Every frame down to the bottom of the stack is shown, like LLDB's bt.
+On LLDB 22 or newer, LLDB's own bt shows swk's frames where LLDB alone
+is wrong.  Settings: swk-settings."""
 
 SETTINGS_HELP = """Show or change swk's settings.
 
-Syntax: swk-settings [frame-cap N | debug on|off | provider on|off]
+Usage: swk-settings [frame-cap N | debug on|off | provider on|off]
 
-  frame-cap N      the most frames one swk walk may produce (default 100000).
-  debug on|off     show details of swk's internal errors and each stepper failure.
-  provider on|off  (LLDB 22+) whether LLDB's own bt shows swk's frames where LLDB is wrong."""
+  frame-cap N      the most frames one walk may produce (default 100000).
+  debug on|off     details of swk's internal errors and stepper failures.
+  provider on|off  LLDB 22+: whether LLDB's own bt shows swk's frames."""
 
 
 def _target_of(debugger, exe_ctx):
@@ -98,21 +99,15 @@ class SwkBtCommand:
             num, os_tid = ps.thread_label(tid)
             limit = opts.limit if opts.limit and opts.limit > 0 else None
             walk = walker.walk_stack(tid, max_frames=limit)
-            levels = select_levels(len(walk), opts.limit)
-            if opts.json:
-                out.append(walk_json(walk, num, os_tid, levels))
-                continue
-            if opts.all:
+            if opts.all and not opts.json:
                 if i:
                     out.append("")
                 out.append(f"Thread {num} (LWP {os_tid}):")
             if opts.compare:
                 out.extend(compare_lines(walk, prov.lldb_own_frames(process, ps.sb_thread(tid)),
                                          target, aout_path, opts.verbose))
-            elif getattr(opts, "full", False):
-                out.extend(full_lines(walk, levels, ps.sb_thread(tid), aout_path, opts.verbose))
             else:
-                out.extend(walk_text(walk, levels, opts.verbose, aout_path))
+                out.extend(render(walk, opts, num, os_tid, aout_path))
         if SESSION.debug:
             for name, exc in walker.stepper_errors:
                 out.append(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}")
@@ -151,31 +146,15 @@ def compare_lines(walk, theirs_all, target, aout_path, verbose):
     return out
 
 
-def full_lines(walk, levels, thread, aout_path, verbose):
-    """-full: each frame, then the arguments and locals LLDB knows for the frame with
-    the same pc and stack pointer (none for frames only swk found)."""
-    from ...format import _pc_shown
-    by_key = {}
-    for i in range(thread.GetNumFrames()):
-        f = thread.GetFrameAtIndex(i)
-        if not f.IsInlined():
-            by_key.setdefault((f.GetPC(), f.GetSP()), f)
-    out = []
-    for i in levels:
-        fr = walk[i]
-        info = frame_info(fr, i)
-        out.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(fr, info)))
-        f = by_key.get((fr.ra, fr.sp))
-        values = f.GetVariables(True, True, False, True) if f is not None else None
-        if values is None or not values.GetSize():
-            out.append("No locals.")
-            continue
-        for j in range(values.GetSize()):
-            v = values.GetValueAtIndex(j)
-            out.append(f"        {v.GetName()} = {v.GetValue() or v.GetSummary() or '...'}")
-    if not walk.complete:
-        out.append(f"Backtrace stopped: {walk.stop_reason}")
-    return out
+def render(walk, opts, num, tid, aout_path):
+    """swk-bt's lines for one walk: the shared rendering, every frame shown (LLDB's bt has
+    no main cut-off)."""
+    if hasattr(fmt, "render"):
+        return fmt.render(walk, opts, num, tid, aout_path, past_main=True)
+    levels = select_levels(len(walk), opts.limit)
+    if opts.json:
+        return [walk_json(walk, num, tid, levels)]
+    return walk_text(walk, levels, opts.verbose, aout_path)
 
 
 class SwkSettingsCommand:

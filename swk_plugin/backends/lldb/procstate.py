@@ -32,6 +32,7 @@ class LldbProcessState(ProcessState):
         self.library_state = LldbLibraryState(self)
         self._stop_id = None
         self._threads = None
+        self._core = None   # swk's own reader of the core LLDB loaded (False: none)
 
     # --- staleness ---------------------------------------------------------------------
     def check_stop(self):
@@ -104,14 +105,70 @@ class LldbProcessState(ProcessState):
         try:
             data = self.process.ReadMemory(addr, size, err)
         except (OverflowError, TypeError, SystemError):
-            raise MemoryReadError(addr, size) from None
-        if not err.Success() or data is None or len(data) != size:
-            raise MemoryReadError(addr, size)
-        return bytes(data)
+            data = None
+        if err.Success() and data is not None and len(data) == size:
+            return bytes(data)
+        if self.is_core():
+            # LLDB does not read a core's file-backed code that the core does not hold
+            # (a library's .text): swk's core reader takes it from the mapped file, or,
+            # when LLDB cannot say which core it loaded (LLDB < 15), the module's file.
+            core = self._core_reader()
+            if core is not None:
+                return core.read(addr, size)
+            data = self._read_module_file(addr, size)
+            if data is not None:
+                return data
+        raise MemoryReadError(addr, size)
+
+    def is_core(self):
+        return self.process.GetPluginName() in ("elf-core", "minidump", "mach-o-core")
+
+    def _read_module_file(self, addr, size):
+        libs = self.library_state
+        if libs._libs is None or libs.scanning:
+            return None
+        lib = libs.get_library_at_addr(addr)
+        mod = lib.module if lib is not None else None
+        if mod is None or lib.path.startswith("["):
+            return None
+        try:
+            data = mod.read_vaddr(addr - lib.base, size)
+        except Exception:
+            return None
+        return data if data is not None and len(data) == size else None
+
+    def _core_reader(self):
+        if self._core is None:
+            self._core = False
+            path = self.core_path()
+            if path:
+                try:
+                    from ..corefile import CoreFile
+                    self._core = CoreFile(path)
+                except Exception:
+                    self._core = False
+        return self._core or None
+
+    def core_path(self):
+        """The core file LLDB has loaded, or None (a live process, or an LLDB that cannot say)."""
+        if not self.is_core():
+            return None
+        try:
+            spec = self.process.GetCoreFile()
+        except AttributeError:  # LLDB < 15
+            return None
+        return spec.fullpath if spec.IsValid() else None
 
     def memory_regions(self):
-        """SBProcess.GetMemoryRegions(): /proc/PID/maps through lldb-server for a live
-        process, the core's segments (with NT_FILE names) for a core."""
+        """A live process: SBProcess.GetMemoryRegions() (/proc/PID/maps through
+        lldb-server).  A core: the core's own segments, read by swk (LLDB reports the
+        file-backed code a core does not hold as unmapped, "---").  None when unknown:
+        steppers then go by the modules' executable segments."""
+        core = self.is_core()
+        if core:
+            regions = core_regions(self.core_path())
+            if regions is not None:
+                return regions
         try:
             infos = self.process.GetMemoryRegions()
         except Exception:  # an LLDB without it: steppers fall back to modules
@@ -128,7 +185,46 @@ class LldbProcessState(ProcessState):
                 continue
             out.append(MemoryRegion(start, end, info.IsReadable(), info.IsWritable(),
                                     info.IsExecutable(), info.GetName() or ""))
+        if core:
+            out = self._core_regions_with_modules(out)
         return out or None
+
+    def _core_regions_with_modules(self, regions):
+        """LLDB's regions of a core it cannot name (LLDB < 15), with the modules' code put
+        back: LLDB reports file-backed code the core does not hold as "---"."""
+        spans = []
+        for lib in self.library_state.get_libraries():
+            mod = lib.module
+            if mod is None:
+                continue
+            for lo, hi in mod.exec_spans():
+                spans.append(MemoryRegion(lib.base + lo, lib.base + hi, True, False, True, lib.path))
+        keep = [r for r in regions if (r.readable or r.writable or r.executable)
+                and not any(r.start < sp.end and sp.start < r.end for sp in spans)]
+        return sorted(keep + spans, key=lambda r: r.start)
+
+
+_CORE_REGIONS = {}
+
+
+def core_regions(path):
+    """The mappings of an ELF core, read once per core file."""
+    if not path:
+        return None
+    regions = _CORE_REGIONS.get(path)
+    if regions is None:
+        try:
+            from ..corefile import CoreFile
+            core = CoreFile(path)
+            try:
+                regions = core.regions()
+            finally:
+                core.close()
+        except Exception:  # not an ELF core swk can read: go by the modules
+            regions = []
+        _CORE_REGIONS.clear()
+        _CORE_REGIONS[path] = regions
+    return regions or None
 
 
 class LldbLibraryState(LibraryState):
@@ -138,6 +234,7 @@ class LldbLibraryState(LibraryState):
         super().__init__()
         self.ps = procstate
         self.dirty = True
+        self.scanning = False
 
     def mark_dirty(self):
         self.dirty = True
@@ -155,6 +252,13 @@ class LldbLibraryState(LibraryState):
         return list(self._libs)
 
     def _scan(self):
+        self.scanning = True
+        try:
+            return self._scan_modules()
+        finally:
+            self.scanning = False
+
+    def _scan_modules(self):
         target = self.ps.target
         exe = target.GetExecutable()
         exe_path = exe.fullpath if exe.IsValid() else None

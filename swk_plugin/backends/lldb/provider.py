@@ -40,7 +40,8 @@ except ImportError:  # LLDB < 22
 
 #: How the provider class is named to LLDB (swk_lldb is put in LLDB's script namespace).
 PROVIDER_CLASS = "swk_lldb.provider.SwkFrameProvider"
-STOP_HOOK_CLASS = "swk_lldb.provider.SwkStopHook"
+WATCHER_CLASS = "swk_lldb.provider.SwkTargetWatcher"
+WATCHER_NAME = "swk_frame_provider"
 
 #: (process unique id, tid) -> (stop id, provider): LLDB's own frames for swk-bt -compare.
 LATEST = {}
@@ -160,11 +161,14 @@ class SwkFrameProvider(ScriptedFrameProvider):
             self._done = True
             return
         frame = walk[self._k]
+        if frame.kind == "inline":
+            self._k += 1   # LLDB makes its own frames for inlined calls
+            return
         m = self._match(frame.ra, frame.sp)
         if self._k == 0 and m != 0:
             m = 0 if n_real else None   # frame 0 is LLDB's: the registers themselves
         if m is None:
-            self._out.append({"idx": len(self._out), "pc": frame.ra})
+            self._out.append({"idx": len(self._out), "pc": self._shown_pc(frame)})
             self._last_real = None
         else:
             # LLDB's tail-call frames just above the match are LLDB's knowledge: keep them.
@@ -179,6 +183,26 @@ class SwkFrameProvider(ScriptedFrameProvider):
             self._j = end + 1
             self._last_real = end
         self._k += 1
+
+    def _shown_pc(self, frame):
+        """The pc LLDB gets for a frame of swk's: the return address, as LLDB shows its own
+        frames, unless LLDB would name it wrong.  LLDB looks a given pc up as it is, not
+        at pc-1 as for its own callers, so a call that ends a function (or an inlined
+        call) would take the name of what follows: then pc-1."""
+        pc = frame.ra
+        if frame.is_top or frame.non_call or frame.kind == "signal" or not pc:
+            return pc
+        if self._lldb_symbol(pc) != self._lldb_symbol(pc - 1):
+            return pc - 1
+        return pc
+
+    def _lldb_symbol(self, pc):
+        addr = self.target.ResolveLoadAddress(pc)
+        fn, sym = addr.GetFunction(), addr.GetSymbol()
+        block = addr.GetBlock()
+        inl = block.GetContainingInlinedBlock() if block.IsValid() else None
+        return (fn.GetName() if fn.IsValid() else None, sym.GetName() if sym.IsValid() else None,
+                inl.GetInlinedName() if inl is not None and inl.IsValid() else None)
 
     def _match(self, pc, sp):
         idx = self._index.get((pc, sp))
@@ -201,20 +225,27 @@ class SwkFrameProvider(ScriptedFrameProvider):
                             f"LLDB's own frames are shown (shown once; details in {path})")
 
 
-class SwkStopHook:
-    """A stop hook (target stop-hook add -P), copied into every target made after
-    lldb_init.py was loaded: registers the frame provider on the target at its first stop
-    (a launch, an attach, or loading a core)."""
+class SwkTargetWatcher:
+    """A scripted breakpoint resolver that never sets a location: a breakpoint with it on
+    LLDB's dummy target is copied into every target made later, and LLDB makes the
+    resolver anew for the copy, before the target has a process.  That is the moment to
+    register the frame provider: registered later, with a process, LLDB re-announces the
+    thread's position and (during a launch) can deadlock in the provider."""
 
-    def __init__(self, target, extra_args, internal_dict):
-        pass
-
-    def handle_stop(self, exe_ctx, stream):
+    def __init__(self, bkpt, extra_args, internal_dict):
         try:
-            ensure_provider(exe_ctx.GetTarget())
+            ensure_provider(bkpt.GetTarget())
         except Exception as exc:
-            SESSION.log(f"stop hook: {exc.__class__.__name__}: {exc}", exc)
-        return True
+            SESSION.log(f"target watcher: {exc.__class__.__name__}: {exc}", exc)
+
+    def __callback__(self, sym_ctx):
+        return
+
+    def __get_depth__(self):
+        return lldb.eSearchDepthTarget
+
+    def get_short_help(self):
+        return "swk: registers swk's frame provider on new targets"
 
 
 _REGISTERED = []   # [(SBTarget, provider id)]

@@ -1,0 +1,610 @@
+"""swk inside real LLDB (issue 6): lldb_init.py, swk-bt and, on LLDB 22 or newer,
+swk's frame provider behind LLDB's own `bt all`.
+
+For every program of the corpora of issues 2 and 3 (swk_testlib.CASES and
+hard_cases.HARD_CASES, reusing their builds, and gdb's cores of them), LLDB is
+run in batch mode (`lldb -b -o ... -k ...`: -k commands run when the process
+stopped on a crash) with the gdb stop commands translated to LLDB's:
+
+  test_lldb[CASE-live]   the program run under LLDB to its stop point
+  test_lldb[CASE-core]   gdb's core of it, loaded with `target create PROG --core CORE`
+
+Each checks, per thread:
+  * swk-bt -all -json: the known chain and the JSON contract; on cores, frame
+    for frame the same pcs and sps as gdb's own walk of the same core (corpus
+    cases), or the hard-frame checks of tests/test_hard_frames.py (trusts,
+    stop reason, and the true pcs and frame sizes from the twin);
+  * LLDB 22+: LLDB's own `bt all` gives the known chain too (names as LLDB
+    prints them, glibc aliases accepted; LLDB's inlined and tail-call frames
+    left out) with exactly swk's pcs.
+Then bad input: one clear line, never a traceback.
+
+LLDB is found as $SWK_LLDB, else lldb, else the newest lldb-N on PATH; the
+module is skipped when there is none (or its Python module is missing).  The
+LLDB runs go two at a time (the machines have 2 cores), started for every
+selected test when the first one needs its result.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import hard_cases as H
+import swk_testlib as T
+from hard_cases import HARD_CASES, HardCase
+from swk_testlib import CASES, SIGTRAMP, Case
+
+LLDB_INIT = T.REPO / "lldb_init.py"
+BEGIN, END = "SWK-LLDB-BEGIN", "SWK-LLDB-END"
+BT_BEGIN = "SWK-LLDB-BT-BEGIN"
+
+
+def find_lldb() -> str | None:
+    want = os.environ.get("SWK_LLDB")
+    if want:
+        return shutil.which(want)
+    found = shutil.which("lldb")
+    if found:
+        return found
+    for n in range(40, 9, -1):
+        found = shutil.which(f"lldb-{n}")
+        if found:
+            return found
+    return None
+
+
+LLDB = find_lldb()
+
+
+@functools.lru_cache(maxsize=None)
+def lldb_version() -> tuple[int, ...]:
+    out = subprocess.run([LLDB, "--version"], capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"version (\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
+
+
+def _lldb_python_problem() -> str | None:
+    p = subprocess.run([LLDB, "-b", "-x", "-o", "script import lldb; print('SWK-PY-' + 'OK')"],
+                       capture_output=True, text=True, timeout=120)
+    if "SWK-PY-OK" not in p.stdout:
+        return f"{LLDB} has no working Python/lldb module: {(p.stdout + p.stderr).strip()[-300:]}"
+    return None
+
+
+if LLDB is None:  # pragma: no cover
+    pytest.skip("no lldb installed (apt-get install lldb-22 python3-lldb-22)", allow_module_level=True)
+_problem = _lldb_python_problem()
+if _problem:  # pragma: no cover
+    pytest.skip(_problem, allow_module_level=True)
+
+#: Whether this LLDB has scripted frame providers (swk then fixes LLDB's own bt).
+PROVIDERS = lldb_version() >= (22,)
+
+
+# --------------------------------------------------------------------------
+# running lldb
+# --------------------------------------------------------------------------
+
+def lldb_stop_cmds(case: Case, lib: Path | None) -> list[str]:
+    """The gdb stop commands of a case (``case.pre`` and ``run ARGS``) in LLDB's words.
+    Signal handling is set at the entry stop: LLDB before 15 has no `process handle`
+    without a process."""
+    out, handle = [], []
+    for cmd in case.pre:
+        words = cmd.split()
+        if words[0] == "break":
+            out.append(f"breakpoint set -n {words[1]}")
+        elif words[0] == "handle":
+            sigs = [w for w in words[1:] if w.startswith("SIG")]
+            handle.append(f"process handle -s false -n false -p true {' '.join(sigs)}")
+        else:
+            raise ValueError(f"no LLDB translation of gdb's {cmd!r}")
+    args = case.run_args.format(lib=lib) if lib else case.run_args
+    launch = "process launch" + (" -s" if handle else "") + (f" -- {args}" if args else "")
+    out.append(launch)
+    if handle:
+        out += [*handle, "process continue"]
+    return out
+
+
+def lldb_argv(target: list[str], setup: list[str], after: list[str], swk: bool = True) -> list[str]:
+    """lldb -b: ``setup`` (stop commands), then ``after``; -k repeats ``after`` for a
+    process that stopped on a crash (LLDB then skips the rest of the -o commands)."""
+    argv = [LLDB, "-b", "-x", "-o", "settings set auto-confirm true",
+            "-o", "settings set stop-disassembly-display never",
+            "-o", "settings set stop-line-count-before 0", "-o", "settings set stop-line-count-after 0"]
+    if swk:
+        argv += ["-o", f"command script import {LLDB_INIT}"]
+    for c in [*target, *setup]:
+        argv += ["-o", c]
+    for c in after:
+        argv += ["-o", c]
+    for c in after:
+        argv += ["-k", c]
+    return argv
+
+
+def marked(cmds: list[str]) -> list[str]:
+    return [f"script print('{BEGIN}')", *cmds, f"script print('{END}')"]
+
+
+def lldb_env(extra: dict | None = None) -> dict:
+    """The harness's environment; swk's log file ($TMPDIR/swk-lldb.log) goes to tests/_build."""
+    T.BUILD.mkdir(parents=True, exist_ok=True)
+    return {**T._env(), "TMPDIR": str(T.BUILD), **(extra or {})}
+
+
+def run_lldb(argv: list[str], timeout: float, env: dict | None = None) -> str:
+    return T.run_cmd(argv, timeout=timeout, env=lldb_env(env)).stdout
+
+
+def between(output: str, begin: str = BEGIN, end: str = END, open_end: bool = False) -> list[str]:
+    """The lines between the markers.  ``open_end``: up to the end of the output when the
+    end marker is missing (in batch mode LLDB quits at the first command that fails)."""
+    lines = output.splitlines()
+    try:
+        i = max(k for k, ln in enumerate(lines) if ln.strip() == begin)
+    except ValueError:
+        raise T.OutputError(f"markers missing from lldb output:\n{output[-4000:]}") from None
+    ends = [k for k, ln in enumerate(lines) if ln.strip() == end and k > i]
+    if not ends and not open_end:
+        raise T.OutputError(f"end marker missing from lldb output:\n{output[-4000:]}")
+    return lines[i + 1:ends[0] if ends else len(lines)]
+
+
+# --------------------------------------------------------------------------
+# LLDB's own bt, parsed
+# --------------------------------------------------------------------------
+
+_THREAD = re.compile(r"^[* ] thread #(\d+)")
+_FRAME = re.compile(r"^\s+(?:\* )?frame #(\d+): (0x[0-9a-fA-F]+)(?: (.*))?$")
+_LAMBDA = re.compile(r"'lambda(\d*)'\(")
+
+
+def _matching_close(s: str, open_i: int) -> int:
+    depth = 0
+    for i in range(open_i, len(s)):
+        if s[i] == "(":
+            depth += 1
+        elif s[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def gnu_lambdas(name: str) -> str:
+    """LLVM's demangling of a lambda ('lambda'(int), 'lambda0'(int) ...) as GNU's
+    ({lambda(int)#1}, {lambda(int)#2} ...), the spelling of the known chains."""
+    while True:
+        m = _LAMBDA.search(name)
+        if not m:
+            return name
+        close = _matching_close(name, m.end() - 1)
+        if close < 0:
+            return name
+        n = int(m.group(1)) + 2 if m.group(1) else 1
+        name = name[:m.start()] + "{lambda" + name[m.end() - 1:close + 1] + f"#{n}}}" + name[close + 1:]
+
+
+def _split_at(text: str, sep: str) -> str:
+    """text up to the last ``sep`` outside parentheses."""
+    depth = 0
+    cut = -1
+    for i, ch in enumerate(text):
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(sep, i):
+            cut = i
+    return text[:cut] if cut >= 0 else text
+
+
+def parse_lldb_frame(rest: str | None) -> dict:
+    """What an LLDB bt line says after the pc: {"function", "inlined", "artificial", "synthetic"}."""
+    rest = (rest or "").strip()
+    flags = {}
+    for flag in ("synthetic", "artificial"):
+        flags[flag] = f"[{flag}]" in rest
+        rest = rest.replace(f" [{flag}]", "").replace(f"[{flag}]", "").strip()
+    inlined = " [inlined] " in rest
+    if "`" not in rest:
+        return {"function": None, "inlined": inlined, **flags}
+    name = rest.split("`", 1)[1]
+    if inlined:
+        name = name.split(" [inlined] ", 1)[1]
+    name = _split_at(name, " at ")
+    name = re.sub(r" \+ \d+$", "", name.strip())
+    name = T.strip_params(gnu_lambdas(name))
+    if not name or name.startswith("___lldb_unnamed_symbol"):
+        name = None
+    elif name == "__restore_rt":
+        name = SIGTRAMP
+    return {"function": name, "inlined": inlined, **flags}
+
+
+def parse_bt_all(lines: list[str]) -> dict[int, list[dict]]:
+    """`bt all` text -> {thread index: [{"pc", "function", "inlined", ...}]}."""
+    threads: dict[int, list[dict]] = {}
+    cur = None
+    for ln in lines:
+        m = _THREAD.match(ln)
+        if m:
+            cur = threads.setdefault(int(m.group(1)), [])
+            continue
+        m = _FRAME.match(ln)
+        if m and cur is not None:
+            cur.append({"level": int(m.group(1)), "pc": int(m.group(2), 16), **parse_lldb_frame(m.group(3))})
+    return threads
+
+
+def lldb_real(frames: list[dict]) -> list[dict]:
+    """LLDB's real frames: its inlined and tail-call frames left out (a frame of swk's,
+    [synthetic], LLDB marks [inlined] when its pc starts an inlined call: it is real)."""
+    return [f for f in frames if (not f["inlined"] or f["synthetic"]) and not f["artificial"]]
+
+
+def lldb_chain(frames: list[dict]) -> list:
+    return [f["function"] for f in lldb_real(frames)]
+
+
+def lldb_same_name(a, b) -> bool:
+    """Names as LLDB prints them: glibc aliases accepted (LLDB may pick another symbol at
+    the same address: __clone3 for clone3, __futex_abstimed_wait_common64 for
+    __futex_abstimed_wait_common)."""
+    if T.loose_same_name(a, b):
+        return True
+    if a is None or b is None:
+        return False
+    ca, cb = T.canonical_alias(a), T.canonical_alias(b)
+    return ca.removesuffix("64") == cb.removesuffix("64")
+
+
+# --------------------------------------------------------------------------
+# one LLDB run per test, two at a time
+# --------------------------------------------------------------------------
+
+ALL = [*[(c.id, c, None) for c in CASES], *[(h.id, h.case, h) for h in HARD_CASES]]
+BY_ID = {i: (c, h) for i, c, h in ALL}
+
+#: Programs whose `bt all` crashes LLDB itself, with or without swk: not run.
+LLDB_BT_CRASHES = {
+    "recurse-O2": "LLDB 22.1.8 overflows its own stack unwinding 10,000 frames of this -O2 recursion",
+}
+
+
+class LldbRuns:
+    """Builds (through the gdb corpora's caches), cores, and the LLDB runs themselves."""
+
+    def __init__(self):
+        self.corpus = T.Corpus()
+        self.hard = H.HardCorpus()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+        self.futures: dict[tuple[str, str], concurrent.futures.Future] = {}
+
+    def _src(self, hc):
+        return self.hard if hc is not None else self.corpus
+
+    def exe(self, case, hc):
+        return self._src(hc).exe(case)
+
+    def core(self, case, hc):
+        return self._src(hc).core(case)
+
+    def native_core(self, case, hc):
+        return self._src(hc).native_core(case)
+
+    def commands(self, key: str, mode: str) -> list[str]:
+        case, hc = BY_ID[key]
+        exe = self.exe(case, hc)
+        after = marked(["swk-bt -all -json"])
+        if PROVIDERS and key not in LLDB_BT_CRASHES:
+            after += [f"script print('{BT_BEGIN}')", "bt all", f"script print('{END}')"]
+        if mode == "live":
+            lib = self._src(hc).lib(case)
+            return lldb_argv([f"target create {exe}"], lldb_stop_cmds(case, lib), after)
+        return lldb_argv([f"target create {exe} --core {self.core(case, hc)}"], [], after)
+
+    def _run(self, key: str, mode: str) -> str:
+        case, _hc = BY_ID[key]
+        return run_lldb(self.commands(key, mode), timeout=max(case.timeout, 300))
+
+    def start(self, wanted: list[tuple[str, str]]) -> None:
+        for k in wanted:
+            if k not in self.futures:
+                self.futures[k] = self.pool.submit(self._run, *k)
+
+    def output(self, key: str, mode: str) -> str:
+        self.start([(key, mode)])
+        return self.futures[(key, mode)].result()
+
+
+@pytest.fixture(scope="module")
+def runs(request):
+    r = LldbRuns()
+    wanted = []
+    for item in request.session.items:
+        cs = getattr(item, "callspec", None)
+        if item.module is request.module and cs is not None and "key" in cs.params:
+            wanted.append((cs.params["key"], cs.params["mode"]))
+    if any(m == "core" for _k, m in wanted) and shutil.which(T.GDB) is not None:
+        for key, mode in wanted:   # cores come from gdb: make them first, one at a time
+            if mode == "core":
+                case, hc = BY_ID[key]
+                r.core(case, hc)
+    r.start(wanted)
+    yield r
+    r.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _params():
+    res = []
+    for key, case, _hc in ALL:
+        for mode in ("live", "core"):
+            marks = [pytest.mark.slow] if case.slow else []
+            res.append(pytest.param(key, mode, id=f"{key}-{mode}", marks=marks))
+    return res
+
+
+def _fail(msgs: list[str], extra: str = "") -> None:
+    text = "\n".join(msgs)
+    if extra:
+        text += "\n--- context ---\n" + extra[-8000:]
+    pytest.fail(text, pytrace=False)
+
+
+# --------------------------------------------------------------------------
+# the checks
+# --------------------------------------------------------------------------
+
+def _contract_errors(swk_threads: list[dict]) -> list[str]:
+    """The JSON contract of swk-bt (levels, keys, kind, stop_reason) for every thread."""
+    errs = []
+    for t in swk_threads:
+        tag = f"thread {t.get('thread')}"
+        fr = t.get("frames")
+        if not isinstance(t.get("stop_reason"), str) or not t.get("stop_reason"):
+            errs.append(f"{tag}: stop_reason missing or empty")
+        if not isinstance(t.get("tid"), int):
+            errs.append(f"{tag}: tid {t.get('tid')!r}")
+        if not isinstance(fr, list) or not fr:
+            errs.append(f"{tag}: no frames")
+            continue
+        if [f.get("level") for f in fr] != list(range(len(fr))):
+            errs.append(f"{tag}: levels not 0..{len(fr) - 1}")
+        for f in fr:
+            missing = {"level", "pc", "sp", "fp", "function", "offset", "library", "mapping", "file",
+                       "line", "stepper", "trust", "kind"} - set(f)
+            if missing:
+                errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
+                break
+            if f.get("kind") not in ("normal", "signal", "inline"):
+                errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
+                break
+    return errs
+
+
+def _by_thread(swk_threads: list[dict]) -> dict[int, dict]:
+    out = {}
+    for t in swk_threads:
+        if t.get("thread") in out:
+            raise T.OutputError(f"swk printed thread {t.get('thread')} twice")
+        out[t.get("thread")] = t
+    return out
+
+
+def _twin(runs: LldbRuns, hc: HardCase):
+    """Per thread: the true pcs and sps (gdb's walk of the twin), where the twin has the same code."""
+    if not hc.twin_same_code:
+        return None, None
+    native = runs.hard.native_live(hc.twin)
+    return ({n: T.pcs(tf) for n, tf in native.items()},
+            {n: [f.sp for f in T.real_frames(tf)] for n, tf in native.items()})
+
+
+def swk_errors(runs: LldbRuns, key: str, mode: str, swk_threads: list[dict]) -> list[str]:
+    case, hc = BY_ID[key]
+    errs = _contract_errors(swk_threads)
+    if mode == "core" and shutil.which(T.GDB) is not None:
+        native = runs.native_core(case, hc)
+        mapped = T.thread_by_key(swk_threads, native, by_tid=True)
+        if hc is None:
+            errs += T.compare_swk_to_gdb(native, swk_threads, by_tid=True, check_sp=True)
+    else:
+        mapped = _by_thread(swk_threads)
+    if set(mapped) != set(case.expected):
+        errs.append(f"threads: swk {sorted(mapped)} != expected {sorted(case.expected)}")
+    if hc is None:
+        chains = {n: T.chain(t.get("frames") or []) for n, t in mapped.items()}
+        errs += [f"known chain: {m}" for m in T.expected_mismatches(chains, case)]
+        return errs
+    pcs, sps = _twin(runs, hc)
+    for num in sorted(set(mapped) & set(case.expected)):
+        frames = T.real_frames(mapped[num].get("frames") or [])
+        true_pcs = pcs.get(num) if pcs else None
+        if true_pcs and mode == "live" and frames:
+            # LLDB puts a breakpoint on a function without line information at its first
+            # instruction, gdb after the prologue: frame 0 is where LLDB stopped
+            true_pcs = [frames[0].get("pc"), *true_pcs[1:]]
+        errs += H.swk_thread_errors(frames, mapped[num].get("stop_reason"), case.expected[num],
+                                    f"thread {num}", true_pcs, sps.get(num) if sps else None)
+    if hc.extra_check is not None:
+        errs += hc.extra_check({n: T.real_frames(t.get("frames") or []) for n, t in mapped.items()})
+    return errs
+
+
+def bt_errors(key: str, bt: dict[int, list[dict]], swk_threads: list[dict]) -> list[str]:
+    """LLDB's own `bt all` against the known chain (glibc aliases accepted) and swk's pcs
+    (a frame of swk's may show the return address minus one: see provider._shown_pc)."""
+    case, _hc = BY_ID[key]
+    errs = []
+    if set(bt) != set(case.expected):
+        errs.append(f"bt all: threads {sorted(bt)} != expected {sorted(case.expected)}")
+    by_num = {t.get("thread"): t for t in swk_threads}
+    for num in sorted(set(bt) & set(case.expected)):
+        m = T.chain_mismatch(lldb_chain(bt[num]), case.expected[num], lldb_same_name)
+        if m:
+            errs.append(f"bt all thread {num}: chain is not the known one: {m}")
+        real = lldb_real(bt[num])
+        want = [f.get("pc") for f in T.real_frames((by_num.get(num) or {}).get("frames") or [])]
+        bad = [f"#{i} {H.hexs(f['pc'])} != swk {H.hexs(w)}" for i, (f, w) in enumerate(zip(real, want))
+               if not (f["pc"] == w or (f["synthetic"] and f["pc"] == w - 1))]
+        if bad or len(real) != len(want):
+            errs.append(f"bt all thread {num}: pcs differ from swk-bt's ({len(real)} vs {len(want)} frames): "
+                        + ", ".join(bad[:8]))
+    return errs
+
+
+def _bt_summary(bt: dict[int, list[dict]]) -> str:
+    return "\n".join(f"thread {n}: {H.format_chain_short(lldb_chain(fr))}" for n, fr in sorted(bt.items()))
+
+
+@pytest.mark.parametrize("key,mode", _params())
+def test_lldb(runs, key: str, mode: str):
+    case, hc = BY_ID[key]
+    if mode == "core" and shutil.which(T.GDB) is None:
+        pytest.skip("the cores are made by gdb, which is not installed")
+    out = runs.output(key, mode)
+    try:
+        swk = T.parse_swk_json("\n".join(between(out)))
+    except T.OutputError:
+        _fail([f"{key} ({mode}): swk-bt printed no JSON"], out)
+    errs = []
+    try:
+        errs += swk_errors(runs, key, mode, swk)
+    except T.OutputError as e:
+        errs.append(str(e))
+    context = "known chain:\n" + H.expected_summary(case) + "\n--- swk ---\n" + H.swk_summary(swk)
+    if PROVIDERS and key not in LLDB_BT_CRASHES:
+        bt = parse_bt_all(between(out, BT_BEGIN))
+        errs += bt_errors(key, bt, swk)
+        context += "\n--- LLDB's bt all ---\n" + _bt_summary(bt)
+    if "swk: the frame provider failed" in out or "Traceback" in out:
+        errs.append("swk reported an internal failure")
+    if errs:
+        _fail(errs, context + "\n--- lldb output ---\n" + out[-5000:])
+
+
+# --------------------------------------------------------------------------
+# bad input, help, settings: one clear line, never a traceback
+# --------------------------------------------------------------------------
+
+def _lines(target: list[str], setup: list[str], cmds: list[str], env: dict | None = None,
+           swk: bool = True) -> tuple[list[str], str]:
+    out = run_lldb(lldb_argv(target, setup, marked(cmds), swk=swk), timeout=180, env=env)
+    return [ln for ln in between(out, open_end=True) if ln.strip() and not ln.startswith("(lldb)")], out
+
+
+def _one_clear_line(lines: list[str], out: str) -> None:
+    assert "Traceback" not in out, out
+    assert len(lines) == 1, f"expected exactly one line, got {len(lines)}:\n" + "\n".join(lines)
+    assert len(lines[0].strip()) > 5, lines
+
+
+@pytest.fixture(scope="module")
+def chain_exe():
+    return T.Corpus().exe("chain-O0g")
+
+
+def test_bad_option(chain_exe):
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
+                        ["swk-bt --bogus"])
+    _one_clear_line(lines, out)
+    assert "bogus" in lines[0] and lines[0].startswith("error:"), lines
+
+
+def test_two_counts(chain_exe):
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
+                        ["swk-bt 3 4"])
+    _one_clear_line(lines, out)
+
+
+@pytest.mark.parametrize("cmd", ["swk-bt", "swk-bt -json", "swk-bt -all -compare"])
+def test_no_target(cmd):
+    lines, out = _lines([], [], [cmd])
+    _one_clear_line(lines, out)
+    assert lines[0].startswith("error: swk-bt"), lines
+
+
+def test_not_running(chain_exe):
+    lines, out = _lines([f"target create {chain_exe}"], [], ["swk-bt"])
+    _one_clear_line(lines, out)
+
+
+def test_exited(chain_exe):
+    lines, out = _lines([f"target create {chain_exe}"], ["process launch"], ["swk-bt"])
+    _one_clear_line(lines, out)
+
+
+def test_bad_setting():
+    lines, out = _lines([], [], ["swk-settings frame-cap zero"])
+    _one_clear_line(lines, out)
+
+
+def test_no_venv():
+    lines, out = _lines([], [], ["script print('after')"], env={"SWK_VENV": "/nonexistent-swk-venv"})
+    # the import said one line before the markers, and LLDB went on
+    assert "Traceback" not in out, out
+    said = [ln for ln in out.splitlines() if ln.startswith("swk: no virtual environment")]
+    assert len(said) == 1, out
+    assert lines == ["after"], lines
+
+
+def test_help():
+    lines, out = _lines([], [], ["help swk-bt"])
+    assert "Traceback" not in out
+    text = "\n".join(lines)
+    for opt in ("-json", "-all", "-compare", "-v", "N"):
+        assert opt in text, text
+
+
+def test_text_and_compare(chain_exe):
+    """swk-bt's text (GDB's bt lines), -v, N / -N, -compare and -all beside LLDB's bt."""
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
+                        ["swk-bt", "swk-bt -v 2", "swk-bt -2", "swk-bt -compare", "swk-bt -all"])
+    assert "Traceback" not in out and "error:" not in "\n".join(lines), out
+    text = "\n".join(lines)
+    assert re.search(r"^#0  stop_here \(.*\) at .*chain\.c:\d+$", text, re.M), text
+    assert re.search(r"^#1  0x[0-9a-f]{16} in c \(.*\) at .*chain\.c:\d+$", text, re.M), text
+    assert "[context: registers]" in text and "[frame-pointer: FrameFuncStepper]" in text, text
+    assert "(More stack frames follow...)" in text, text
+    assert re.search(r"^0 difference\(s\) over 8 frames", text, re.M), text
+    assert re.search(r"^Thread 1 \(LWP \d+\):$", text, re.M), text
+
+
+@pytest.mark.skipif(not PROVIDERS, reason="this LLDB has no frame providers")
+def test_provider_failure_reported_once(chain_exe):
+    """A provider that raises: LLDB's own frames, one line saying so, the details in the log."""
+    boom = "script swk_lldb.provider.SwkFrameProvider._place_next = lambda self: 1 / 0"
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
+                        [boom, "bt", "thread backtrace"])
+    assert "Traceback" not in out, out
+    said = [ln for ln in lines if "swk: the frame provider failed" in ln]
+    assert len(said) == 1 and "ZeroDivisionError" in said[0], out
+    frames = [ln for ln in lines if _FRAME.match(ln)]
+    assert len(frames) == 2 * 8, out   # both backtraces whole: LLDB's own frames
+
+
+@pytest.mark.skipif(PROVIDERS, reason="this LLDB has frame providers")
+def test_no_provider_note():
+    """Older LLDBs: importing says once, in one line, that LLDB's own bt stays LLDB's."""
+    out = run_lldb(lldb_argv([], [], ["script print('after')"]), timeout=120)
+    said = [ln for ln in out.splitlines() if "has no frame providers" in ln]
+    assert len(said) == 1 and "Traceback" not in out, out
+
+
+def test_settings():
+    lines, out = _lines([], [], ["swk-settings frame-cap 50", "swk-settings debug on", "swk-settings"])
+    assert "Traceback" not in out
+    text = "\n".join(lines)
+    assert "frame-cap: 50" in text and "debug: on" in text, text
