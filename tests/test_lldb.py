@@ -608,3 +608,36 @@ def test_settings():
     assert "Traceback" not in out
     text = "\n".join(lines)
     assert "frame-cap: 50" in text and "debug: on" in text, text
+
+
+# --- issue 5's corpus: swk-bt -full in LLDB gives GDB's values ----------------------------
+
+import dataclasses  # noqa: E402
+
+import locals_cases as LC  # noqa: E402
+
+_LOCALS = LC.LocalsCorpus()
+
+
+@pytest.mark.parametrize("case", LC.LOCALS_CASES, ids=[c.id for c in LC.LOCALS_CASES])
+def test_lldb_full_values_equal_gdbs(case):
+    """The same program stopped in GDB and in LLDB: every argument and local of every frame
+    swk prints inside LLDB equals GDB's `info args` / `info locals` (ASLR is off in both)."""
+    gdb_frames = _LOCALS.live(case)[0]
+    exe = _LOCALS.exe(case)
+    out = run_lldb(lldb_argv([f"target create {exe}"], lldb_stop_cmds(case, None),
+                             marked(["swk-bt -full -json"])), timeout=300)
+    swk = T.parse_swk_json("\n".join(between(out)))
+    # GDB and LLDB start the program with different environments, so its stack sits a few
+    # bytes apart: stack addresses are compared as "a stack address", everything else exactly.
+    stack = re.compile(r"0x7fff[0-9a-f]{8}")
+
+    def mask(vals):
+        return None if vals is None else [(n, stack.sub("0x7fff<stack>", v or "")) for n, v in vals]
+    gdb_masked = [dataclasses.replace(g, args=mask(g.args), locals=mask(g.locals)) for g in gdb_frames]
+    frames = [dict(f, **{k: [dict(v, value=stack.sub("0x7fff<stack>", v.get("value") or ""))
+                             for v in f.get(k) or []] for k in ("args", "locals") if k in f})
+              for f in swk[0]["frames"]]
+    errs = LC.compare_locals(gdb_masked, frames, exact_count=False)
+    if errs:
+        _fail(errs, LC.format_swk_frames(swk[0]["frames"]))
