@@ -64,6 +64,32 @@ def shown_frames(walk, visible=None):
     return out
 
 
+class _LazyEntryRegs:
+    """The entry values of a frame's parameters, worked out only if a location asks
+    (DW_OP_entry_value): most frames never do."""
+    __slots__ = ("walk", "index", "regs")
+
+    def __init__(self, walk, index):
+        self.walk, self.index, self.regs = walk, index, None
+
+    def _get(self):
+        if self.regs is None:
+            self.regs = _entry_regs(self.walk, self.index)
+        return self.regs
+
+    def get(self, regno, default=None):
+        return self._get().get(regno, default)
+
+    def __getitem__(self, regno):
+        return self._get()[regno]
+
+    def __contains__(self, regno):
+        return regno in self._get()
+
+    def __bool__(self):
+        return bool(self._get())
+
+
 def _entry_regs(walk, index):
     """{regno: value} the frame's parameters had on entry, from its caller's call site
     (DW_TAG_call_site), computed once per walk from the outermost frame inward as GDB
@@ -120,7 +146,7 @@ def variables(shown, walk, summary_args=False):
                      if lib.module is not None]
         ctx = walk.__dict__["_vars_ctx"] = (libraries, engine.make_symbolizer(libraries))
     libraries, symbolize = ctx
-    entry = _entry_regs(walk, shown.index)
+    entry = _LazyEntryRegs(walk, shown.index)
 
     def render(var, summary):
         tname = None

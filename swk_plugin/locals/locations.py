@@ -7,8 +7,8 @@ a guess.  Addresses in DWARF (DW_OP_addr, location-list ranges) are the module's
 ``bias`` turns DW_OP_addr/addrx operands into target addresses, while location lists
 are matched against the unbiased ``addr`` the caller passes.
 """
-from ..dwarf.encoding import uleb128
-from ..dwarf.expr import ExprError, evaluate
+from ..dwarf.encoding import sleb128, uleb128
+from ..dwarf.expr import ExprError, ExprResult, evaluate
 from ..errors import SwkError
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403
@@ -418,6 +418,12 @@ class _MemError(Exception):
 
 # --- reading ---------------------------------------------------------------------------------
 
+#: (libraries object, normalised pairs, symbolizer) of the last read_variable call: a walk's
+#: frames all pass the same list, so it is normalised once.
+_LAST_LIBS = None
+#: DW_OP_call_frame_cfa as a whole DW_AT_frame_base: the usual x86-64 GCC frame base.
+_CFA_BASE = b"\x9c"
+
 def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_regs=None,
                   libraries=None):
     """The value of ``var`` in a frame (see VarValue).
@@ -431,9 +437,16 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     them and C++ static members are found across them, as GDB does.
     """
     ctx = _FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs)
-    ctx.libraries = _libraries(libraries)
-    ctx.symbolize = make_symbolizer(ctx.libraries) if ctx.libraries \
-        else module_symbolizer(ctx.eng.module, ctx.bias)
+    global _LAST_LIBS
+    last = _LAST_LIBS
+    if libraries is not None and last is not None and last[0] is libraries:
+        ctx.libraries, ctx.symbolize = last[1], last[2]   # the same list as the last call: a walk's frames
+    else:
+        ctx.libraries = _libraries(libraries)
+        ctx.symbolize = make_symbolizer(ctx.libraries) if ctx.libraries \
+            else module_symbolizer(ctx.eng.module, ctx.bias)
+        if libraries is not None:
+            _LAST_LIBS = (libraries, ctx.libraries, ctx.symbolize)
     vv = VarValue(var.type)
     vv.var = var
     vv.symbolize = ctx.symbolize
@@ -459,6 +472,11 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     vv.entry_used = tuple(sorted(ctx.used_entry))
     vv.regs_used = tuple(sorted(ctx.used_regs))
     return vv
+
+
+def _cfa_frame_base(fn):
+    fb = fn.frame_base
+    return fb is not None and not _is_loclist(fb[0], fb[1]) and bytes(fb[1]) == _CFA_BASE
 
 
 def _mark_out(vv, reason):
@@ -494,6 +512,11 @@ def _fill(vv, var, t, ctx):
         expr = value
     if not expr:
         raise _OptimizedOut("empty location")
+    if expr[0] == 0x91 and ctx.cfa is not None and _cfa_frame_base(ctx.fn):
+        off, end = sleb128(expr, 1)                  # DW_OP_fbreg N on a CFA frame base: the
+        if end == len(expr):                         # common case, without the evaluator
+            _store(vv, ExprResult("memory", (ctx.cfa + off) & ((1 << (8 * ctx.ptr_size)) - 1)), size, ctx)
+            return
     if expr[0] in (0xa0, 0xf2):                      # DW_OP_implicit_pointer: a synthetic pointer
         vv.synthetic = True
         vv.data = None

@@ -463,6 +463,17 @@ class _Engine:
         return t
 
     def function_at(self, addr):
+        """The Function holding unbiased addr; remembered per address (a walk asks for the
+        same return addresses again and again)."""
+        memo = self.__dict__.setdefault("_fn_at", {})
+        fn = memo.get(addr, memo)
+        if fn is memo:
+            if len(memo) > 65536:
+                memo.clear()
+            fn = memo[addr] = self._function_at(addr)
+        return fn
+
+    def _function_at(self, addr):
         d = self.d
         try:
             cu = d.cu_for(addr)
