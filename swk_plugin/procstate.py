@@ -260,6 +260,7 @@ class LibraryState:
         self._spans = []
         self._listeners = []
         self._last = None         # the span found last: most lookups hit it again
+        self.dirty = False
         self.generation = 0
 
     def _scan(self):
@@ -309,13 +310,19 @@ class LibraryState:
             return []
         return [(lib.base + lo, lib.base + hi) for lo, hi in mod.load_spans()]
 
+    def mark_dirty(self):
+        """The library list may have changed (an event said so): rescan before the next use."""
+        self.dirty = True
+
     def _ensure(self):
-        if self._libs is None:
+        if self._libs is None or self.dirty:
+            self.dirty = False
             self.notify_of_update()
 
     def get_libraries(self, allow_refresh=False):
-        if allow_refresh or self._libs is None:
-            self.notify_of_update()
+        if allow_refresh:
+            self.dirty = True
+        self._ensure()
         return list(self._libs)
 
     def get_library_at_addr(self, addr):

@@ -142,20 +142,6 @@ class GdbLibraryState(LibraryState):
         self.r_debug = 0
         self._auxv = None
 
-    def mark_dirty(self):
-        self.dirty = True
-
-    def _ensure(self):
-        if self._libs is None or self.dirty:
-            self.dirty = False
-            self.notify_of_update()
-
-    def get_libraries(self, allow_refresh=False):
-        if allow_refresh:
-            self.dirty = True
-        self._ensure()
-        return list(self._libs)
-
     def auxv(self):
         """The auxiliary vector, read once per process.  A local process's comes from
         /proc/PID/auxv and a core's from the core itself, so an unwinder (where GDB

@@ -236,20 +236,9 @@ class LldbLibraryState(LibraryState):
         self.dirty = True
         self.scanning = False
 
-    def mark_dirty(self):
-        self.dirty = True
-
     def _ensure(self):
         self.ps.check_stop()
-        if self._libs is None or self.dirty:
-            self.dirty = False
-            self.notify_of_update()
-
-    def get_libraries(self, allow_refresh=False):
-        if allow_refresh:
-            self.dirty = True
-        self._ensure()
-        return list(self._libs)
+        super()._ensure()
 
     def _scan(self):
         self.scanning = True
