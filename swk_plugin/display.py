@@ -126,9 +126,10 @@ def _entry_regs(walk, index):
     return memo[index]
 
 
-def variables(shown, walk, summary_args=False):
+def variables(shown, walk, summary_args=False, args_only=False):
     """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
-    them (``summary_args``: aggregates as "..." as in bt's frame lines); None without DWARF."""
+    them (``summary_args``: aggregates as "..." as in bt's frame lines; ``args_only``: the
+    locals list is left empty, for a frame line); None without DWARF."""
     engine = _engine()
     if engine is None or shown.scope is None:
         return None
@@ -159,4 +160,5 @@ def variables(shown, walk, summary_args=False):
         except Exception as exc:
             value = f"<error reading variable {var.name} ({exc})>"
         return {"name": var.name, "type": tname, "value": value}
-    return [render(v, summary_args) for v in args], [render(v, False) for v in locals_]
+    return ([render(v, summary_args) for v in args],
+            [] if args_only else [render(v, False) for v in locals_])

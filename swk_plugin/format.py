@@ -148,7 +148,7 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full):
         sf = shown[i]
         info = frame_info(sf.frame, i, sf)
         first = i == 0 or shown[i - 1].frame is not sf.frame
-        found = variables(sf, walk, summary_args=True) if sf.scope is not None else None
+        found = variables(sf, walk, summary_args=True, args_only=not full) if sf.scope is not None else None
         args = _args_text(found[0]) if found is not None else "()"
         if full and found is not None:
             found = variables(sf, walk)

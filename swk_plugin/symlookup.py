@@ -81,12 +81,30 @@ class SymbolHit:
 
 class ElfSymbolLookup(SymbolLookup):
     """Names as GDB's bt shows them: the DWARF function's name where the module
-    (or its separate debug file) has one, else the ELF symbol, demangled."""
+    (or its separate debug file) has one, else the ELF symbol, demangled.
+    Answers are remembered per address until the libraries change."""
+
+    def __init__(self, walker=None, exec_path=""):
+        super().__init__(walker, exec_path)
+        self._memo = {}
 
     def lookup_at_addr(self, addr):
         libs = self.walker.process_state.library_state if self.walker else None
         if libs is None:
             return None
+        memo = self._memo
+        if memo.get(None) != libs.generation:   # libraries changed: names may have too
+            memo.clear()
+            memo[None] = libs.generation
+        hit = memo.get(addr, memo)
+        if hit is memo:
+            if len(memo) > 65536:
+                memo.clear()
+                memo[None] = libs.generation
+            hit = memo[addr] = self._lookup(libs, addr)
+        return hit
+
+    def _lookup(self, libs, addr):
         lib = libs.get_library_at_addr(addr)
         if lib is None or lib.module is None:
             return None

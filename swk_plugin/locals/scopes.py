@@ -518,6 +518,15 @@ class _Engine:
             return fn
 
     def scopes_at(self, addr):
+        memo = self.__dict__.setdefault("_scopes_memo", {})
+        found = memo.get(addr)
+        if found is None:
+            if len(memo) > 65536:
+                memo.clear()
+            found = memo[addr] = self._scopes_at(addr)
+        return list(found)
+
+    def _scopes_at(self, addr):
         fn = self.function_at(addr)
         if fn is None or fn.block is None:
             return []
