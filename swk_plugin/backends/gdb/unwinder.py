@@ -44,6 +44,7 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         super().__init__("swk")
         self.session = session
         self.decisions = {}     # pc -> DECLINE / SWK / CHECK, until libraries change
+        self.declined = set()   # (thread, level, pc) of CHECK frames left to GDB, until the target changes
         self.types = None       # GDB types of rip, rsp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
         self.reported = set()   # problems already shown once
@@ -53,6 +54,7 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
     def forget(self):
         """Libraries or memory changed: decisions may be stale."""
         self.decisions.clear()
+        self.declined.clear()
 
     # --- GDB's entry point -------------------------------------------------------------
     def __call__(self, pending_frame):
@@ -77,9 +79,17 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             kind = self.decisions[pc] = self._classify(pc)
         if kind == DECLINE:
             return None
+        if kind == CHECK:
+            # GDB asks about most frames twice: a verdict for this thread's frame at this
+            # level and pc stands until the target changes (forget() clears it).
+            th = gdb.selected_thread()
+            key = (th.global_num if th is not None else None, pf.level(), pc)
+            if key in self.declined:
+                return None
         sp = int(pf.read_register(desc["rsp"]))
         fp = int(pf.read_register(desc["rbp"]))
         if kind == CHECK and sp <= fp < sp + MAX_FRAME:
+            self.declined.add(key)
             return None  # the CFA GDB will compute from %rbp is plausible: GDB's CFI is right
         walker = self.session.walker_for(gdb.selected_inferior())
         arch = walker.process_state.arch
