@@ -139,10 +139,9 @@ class _Sections:
         self.little = module.elf.little_endian
         self.is64 = module.elf.elfclass == 64
         self._hdrs = {}
-        for sec in module.elf.iter_sections():
-            h = sec.header
-            if sec.name and sec.name not in self._hdrs:
-                self._hdrs[sec.name] = (h["sh_type"], h["sh_flags"], h["sh_offset"], h["sh_size"])
+        for name, sh_type, flags, _addr, size, offset, _link, _entsize in module.section_headers():
+            if name and name not in self._hdrs:
+                self._hdrs[name] = (sh_type, flags, offset, size)
         self._cache = {}
 
     def has(self, name):

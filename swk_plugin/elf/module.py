@@ -6,6 +6,7 @@ Addresses here are the file's own (unbiased) virtual addresses.
 """
 import io
 import os
+import struct
 import threading
 
 from elftools.elf.elffile import ELFFile
@@ -14,6 +15,13 @@ from elftools.common.exceptions import ELFError
 from ..errors import BadFileError
 
 PF_X = 1
+
+#: Section types by number, spelled as pyelftools spells them.
+SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA",
+             5: "SHT_HASH", 6: "SHT_DYNAMIC", 7: "SHT_NOTE", 8: "SHT_NOBITS", 9: "SHT_REL",
+             11: "SHT_DYNSYM", 14: "SHT_INIT_ARRAY", 15: "SHT_FINI_ARRAY", 16: "SHT_PREINIT_ARRAY",
+             17: "SHT_GROUP", 18: "SHT_SYMTAB_SHNDX", 19: "SHT_RELR", 0x6ffffff6: "SHT_GNU_HASH",
+             0x6ffffffd: "SHT_GNU_verdef", 0x6ffffffe: "SHT_GNU_verneed", 0x6fffffff: "SHT_GNU_versym"}
 
 
 class Section:
@@ -129,17 +137,51 @@ class ElfModule:
         return self.read_file(off, size)
 
     # --- sections ---------------------------------------------------------------------
+    def section_headers(self):
+        """[(name, type, flags, addr, size, offset, link, entsize)] by section index, read
+        with struct in one go: pyelftools' per-section parsing costs milliseconds a file."""
+        hdrs = getattr(self, "_shdrs", None)
+        if hdrs is not None:
+            return hdrs
+        try:
+            e = self.elf.header
+            shoff, shnum, shentsize, shstrndx = e["e_shoff"], e["e_shnum"], e["e_shentsize"], e["e_shstrndx"]
+            if not shoff or not shnum:
+                self._shdrs = []
+                return self._shdrs
+            little = self.elf.little_endian
+            if self.elf.elfclass == 64:
+                fmt, need = ("<" if little else ">") + "IIQQQQIIQQ", 64
+            else:
+                fmt, need = ("<" if little else ">") + "IIIIIIIIII", 40
+            if shentsize < need or shnum > 65535:
+                raise BadFileError(f"{self.name}: bad section headers")
+            raw = self.read_file(shoff, shentsize * shnum)
+            rows = [struct.unpack_from(fmt, raw, i * shentsize) for i in range(shnum)]
+            names = self._strtab(rows[shstrndx]) if 0 < shstrndx < shnum else b""
+            hdrs = []
+            for r in rows:
+                name_off, sh_type, flags, addr, offset, size, link, _info, _align, entsize = r
+                end = names.find(b"\0", name_off) if name_off < len(names) else -1
+                name = names[name_off:end].decode("utf-8", "replace") if end >= 0 else ""
+                hdrs.append((name, SHT_NAMES.get(sh_type, sh_type), flags, addr, size, offset, link, entsize))
+        except (struct.error, ValueError, OSError, KeyError) as exc:
+            raise BadFileError(f"{self.name}: bad section headers ({exc})") from None
+        self._shdrs = hdrs
+        return hdrs
+
+    def _strtab(self, row):
+        _n, _t, _f, _a, offset, size, *_rest = row
+        if size > (64 << 20):
+            raise BadFileError(f"{self.name}: implausible section name table")
+        return self.read_file(offset, size)
+
     def _load_sections(self):
         if self._sections is None:
             secs = {}
-            try:
-                for sec in self.elf.iter_sections():
-                    h = sec.header
-                    if sec.name and sec.name not in secs:
-                        secs[sec.name] = Section(self, sec.name, h["sh_addr"], h["sh_offset"],
-                                                 h["sh_size"], h["sh_type"])
-            except (ELFError, ValueError) as exc:
-                raise BadFileError(f"{self.name}: bad section headers ({exc})") from None
+            for name, sh_type, _flags, addr, size, offset, _link, _entsize in self.section_headers():
+                if name and name not in secs:
+                    secs[name] = Section(self, name, addr, offset, size, sh_type)
             self._sections = secs
         return self._sections
 

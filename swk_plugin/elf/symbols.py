@@ -73,15 +73,7 @@ class Symbol:
 
 def _section_headers(module):
     """[(name, type, flags, addr, size, offset, link, entsize)] indexed by section number."""
-    out = []
-    try:
-        for sec in module.elf.iter_sections():
-            h = sec.header
-            out.append((sec.name, h["sh_type"], h["sh_flags"], h["sh_addr"], h["sh_size"],
-                        h["sh_offset"], h["sh_link"], h["sh_entsize"]))
-    except (ELFError, ValueError, struct.error, OSError) as exc:
-        raise BadFileError(f"{module.name}: bad section headers ({exc})") from None
-    return out
+    return module.section_headers()
 
 
 def _read(module, offset, size):
