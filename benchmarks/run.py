@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BUILD = REPO / "benchmarks" / "_build"
 PY = REPO / ".venv" / "bin" / "python"
+SWK = REPO / ".venv" / "bin" / "swk"   # the command users run (made by scripts/setup.sh)
 
 GDB_SCRIPT = r"""
 import gdb, json, time, resource
@@ -142,7 +143,7 @@ def main():
         m = {k: med(r[k] for r in runs) for k in runs[0]}
         frames = int(m["frames"])
         core = make_core(exe, depth)
-        swk_core = [wall([str(PY), "-m", "swk_plugin", "bt", "--core", str(core), "--exe", str(exe)])
+        swk_core = [wall([str(SWK), "bt", "--core", str(core), "--exe", str(exe)])
                     for _ in range(args.runs)]
         eu = [wall(["eu-stack", "-n", str(frames + 16), f"--core={core}", "-e", str(exe)])
               for _ in range(args.runs)]

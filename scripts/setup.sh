@@ -41,7 +41,7 @@ SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purel
 echo "$PWD" > "$SITE/swk-project.pth"
 cat > .venv/bin/swk <<EOS
 #!/bin/sh
-exec "$PWD/.venv/bin/python" -m swk_plugin "\$@"
+exec env -u PYTHONDONTWRITEBYTECODE "$PWD/.venv/bin/python" -m swk_plugin "\$@"
 EOS
 chmod +x .venv/bin/swk
 echo "swk setup: ready (.venv with GDB's Python $GDB_PYVER)"

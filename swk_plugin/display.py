@@ -19,12 +19,18 @@ class ShownFrame:
         self.name, self.file, self.line = name, file, line
 
 
+_ENGINE = []
+
+
 def _engine():
-    try:
-        from . import locals as engine
-        return engine
-    except ImportError:
-        return None
+    """swk_plugin.locals, imported once (None if it cannot be)."""
+    if not _ENGINE:
+        try:
+            from . import locals as engine
+        except ImportError:
+            engine = None
+        _ENGINE.append(engine)
+    return _ENGINE[0]
 
 
 def frame_scopes(frame):
