@@ -1083,6 +1083,16 @@ class _Dwarf:
         return out
 
     # --- functions ---------------------------------------------------------------------------------
+    def function_die_at(self, cu, addr):
+        """Offset of the innermost DW_TAG_subprogram of ``cu`` whose ranges hold addr, or None."""
+        los, his, offs, pmax = self.funcs_for(cu)
+        i = bisect.bisect_right(los, addr) - 1
+        while i >= 0 and pmax[i] > addr:   # the containing range with the greatest start
+            if his[i] > addr:
+                return offs[i]
+            i -= 1
+        return None
+
     def funcs_for(self, cu):
         if cu._funcs is None:
             with self._lock:
@@ -1546,17 +1556,8 @@ class LineTable:
         cu = self._cu(addr)
         if cu is None:
             return None
-        d = self._dwarf
         try:
-            los, his, offs, pmax = d.funcs_for(cu)
-            i = bisect.bisect_right(los, addr) - 1
-            best = None
-            # innermost: the containing range with the greatest start
-            while i >= 0 and pmax[i] > addr:
-                if his[i] > addr:
-                    best = offs[i]
-                    break
-                i -= 1
+            best = self._dwarf.function_die_at(cu, addr)
             if best is None:
                 return None
             names = self.__dict__.setdefault("_names", {})

@@ -481,14 +481,7 @@ class _Engine:
             cu = None
         if cu is None:
             return None
-        los, his, offs, pmax = d.funcs_for(cu)
-        i = bisect.bisect_right(los, addr) - 1
-        best = None
-        while i >= 0 and pmax[i] > addr:
-            if his[i] > addr:
-                best = offs[i]
-                break
-            i -= 1
+        best = d.function_die_at(cu, addr)
         if best is None:
             return None
         return self.function(cu, best)
