@@ -17,7 +17,6 @@ buildsym.c), so this module rebuilds GDB's block tree for a function, once, the 
 Every symbol counts for the bucket number (typedefs, struct tags, labels, enumerators,
 extern declarations), even those ``info locals`` does not print.
 """
-import bisect
 import threading
 
 from . import dies
