@@ -21,7 +21,6 @@ are memoised, so a function costs little more than its decode.
 """
 from bisect import bisect_right
 
-import capstone
 
 from .rule import FrameRule
 
@@ -338,6 +337,7 @@ def decoder():
     """The shared capstone decoder (x86-64, no detail: see the module docstring)."""
     global _CS
     if _CS is None:
+        import capstone   # imported on first use: most walks never need it (33 ms)
         _CS = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     return _CS
 
