@@ -33,7 +33,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import elftools, capstone, pytest" 2>/dev/null; then
+if ! .venv/bin/python -c "import elftools, capstone, pytest, hypothesis" 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
 fi
 # Make the project importable from the venv (a .pth file) and give it an `swk` command.

@@ -53,8 +53,10 @@ class ElfModule:
         try:
             if data is not None:
                 self._stream = io.BytesIO(data)
+                self.file_size = len(data)
             else:
                 self._stream = open(path, "rb")
+                self.file_size = os.fstat(self._stream.fileno()).st_size
             self.elf = ELFFile(self._stream)
         except FileNotFoundError:
             raise BadFileError(f"{path}: no such file") from None
@@ -83,6 +85,8 @@ class ElfModule:
 
     # --- raw access ---------------------------------------------------------------
     def read_file(self, offset, size):
+        if not (0 <= offset and 0 <= size and offset + size <= self.file_size):
+            raise BadFileError(f"{self.name}: bad file range 0x{offset:x}+0x{size:x}")
         with self._lock:
             self._stream.seek(offset)
             data = self._stream.read(size)
@@ -103,7 +107,7 @@ class ElfModule:
                     h = seg.header
                     segs.append((h["p_type"], h["p_vaddr"], h["p_memsz"], h["p_flags"],
                                  h["p_offset"], h["p_filesz"]))
-            except (ELFError, ValueError) as exc:
+            except (ELFError, ValueError, OverflowError) as exc:
                 raise BadFileError(f"{self.name}: bad program headers ({exc})") from None
             self._segments = segs
         return self._segments
@@ -211,7 +215,7 @@ class ElfModule:
                             break
                     if self._build_id:
                         break
-            except (ELFError, ValueError, AttributeError):
+            except Exception:  # any malformed note (pyelftools raises construct errors too)
                 self._build_id = None
         return self._build_id
 
