@@ -155,8 +155,20 @@ def variables(shown, walk, summary_args=False, args_only=False):
     libraries, symbolize = ctx
     entry = _LazyEntryRegs(walk, shown.index)
 
+    cfa = frame.cfa
+    fast = engine.int_on_cfa_plan if cfa is not None else None
+
     def render(var, summary):
         tname = None
+        plan = fast(var) if fast is not None else None
+        if plan is not None:               # a plain integer at CFA+N: read and print it directly
+            off, size, signed = plan
+            try:
+                data = ps.read_memory((cfa + off) & ((1 << (8 * ps.arch.ptr_size)) - 1), size)
+                return {"name": var.name, "type": engine.type_name(var.type),
+                        "value": str(int.from_bytes(data, "little", signed=signed))}
+            except Exception:
+                pass                       # the general path says what went wrong
         try:
             vv = engine.read_variable(var, addr=addr, regs=frame.regs, cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,

@@ -21,7 +21,7 @@ Nothing here imports gdb or lldb.
 from .scopes import Function, Scope, Variable, function_at, scopes_at, frame_variables, engine_for
 from .types import Type, Field, type_name
 from .locations import (VarValue, read_variable, call_site_entry_regs, make_symbolizer,
-                        module_symbolizer)
+                        module_symbolizer, int_on_cfa_plan)
 from .format import format_value, format_float
 
 # spec: getLocalVariableValue's return codes (glvv_*)
@@ -32,7 +32,7 @@ EBUFFERSIZE = -3
 EUNKNOWN = -4
 
 __all__ = ["SUCCESS", "EPARAM", "EOUTOFSCOPE", "EBUFFERSIZE", "EUNKNOWN",
-           "function_at", "scopes_at", "frame_variables", "read_variable", "format_value",
+           "int_on_cfa_plan", "function_at", "scopes_at", "frame_variables", "read_variable", "format_value",
            "type_name", "call_site_entry_regs", "make_symbolizer", "module_symbolizer",
            "Function", "Scope", "Variable", "VarValue", "Type", "Field", "format_float",
            "engine_for"]

@@ -1050,3 +1050,39 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                          or ctx.used_entry & getattr(caller_entry_regs, "from_fbreg", set())):
             out.from_fbreg.add(r)
     return out
+
+
+def int_on_cfa_plan(var):
+    """(offset from the CFA, size, signed) when ``var`` is a plain integer (no char, bool or
+    enum) living at DW_OP_fbreg N on a DW_OP_call_frame_cfa frame base, with no constant
+    value; else None.  Such a variable's text is just str(int) of the bytes at CFA+N, so a
+    backtrace line can print it without building a VarValue (remembered per DIE)."""
+    key = var.node
+    plan = _INT_PLANS.get(key, _INT_PLANS)
+    if plan is not _INT_PLANS:
+        return plan
+    plan = None
+    try:
+        fn = var.scope.function
+        d = fn.engine.d
+        t = strip_typedefs(var.type) if var.type is not None else None
+        from .format import _textual     # chars (and char-like ints) print with their character
+        if (var.loc_class == "computed" and t is not None and t.kind == "int" and t.size in (1, 2, 4, 8)
+                and not _textual(var.type)
+                and _cfa_frame_base(fn) and dies.chain_attr(d, var.node, AT_const_value) is None):
+            locr = dies.chain_attr(d, var.node, AT_location)
+            if locr is not None:
+                _lnode, (form, value) = locr
+                if not _is_loclist(form, value) and value and value[0] == 0x91:
+                    off, end = sleb128(value, 1)
+                    if end == len(value):
+                        plan = (off, t.size, not t.unsigned)
+    except Exception:
+        plan = None
+    if len(_INT_PLANS) > 100000:
+        _INT_PLANS.clear()
+    _INT_PLANS[key] = plan
+    return plan
+
+
+_INT_PLANS = {}
