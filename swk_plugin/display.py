@@ -132,6 +132,27 @@ def _entry_regs(walk, index):
     return memo[index]
 
 
+_VAR_PLANS = {}
+
+
+def _var_plans(engine, scope, addr):
+    """([(Variable, int-at-CFA plan or None, type name)], same for locals) of a scope at an
+    unbiased address, worked out once: they depend only on the module's DWARF."""
+    key = (scope, addr)
+    hit = _VAR_PLANS.get(key)
+    if hit is None:
+        args, locals_ = engine.frame_variables(scope, addr)
+
+        def plan(var):
+            p = engine.int_on_cfa_plan(var)
+            return var, p, (engine.type_name(var.type) if p is not None else None)
+        hit = ([plan(v) for v in args], [plan(v) for v in locals_])
+        if len(_VAR_PLANS) >= 65536:
+            _VAR_PLANS.clear()
+        _VAR_PLANS[key] = hit
+    return hit
+
+
 def variables(shown, walk, summary_args=False, args_only=False):
     """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
     them (``summary_args``: aggregates as "..." as in bt's frame lines; ``args_only``: the
@@ -144,7 +165,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
     ps = frame.walker.process_state
     addr = frame.lookup_pc - lib.base
     try:
-        args, locals_ = engine.frame_variables(shown.scope, addr)
+        args, locals_ = _var_plans(engine, shown.scope, addr)
     except Exception:
         return None
     ctx = walk.__dict__.get("_vars_ctx")
@@ -156,19 +177,19 @@ def variables(shown, walk, summary_args=False, args_only=False):
     entry = _LazyEntryRegs(walk, shown.index)
 
     cfa = frame.cfa
-    fast = engine.int_on_cfa_plan if cfa is not None else None
+    mask = (1 << (8 * ps.arch.ptr_size)) - 1
 
-    def render(var, summary):
-        tname = None
-        plan = fast(var) if fast is not None else None
-        if plan is not None:               # a plain integer at CFA+N: read and print it directly
+    def render(planned, summary):
+        var, plan, tname = planned
+        if plan is not None and cfa is not None:   # a plain integer at CFA+N: read and print it
             off, size, signed = plan
             try:
-                data = ps.read_memory((cfa + off) & ((1 << (8 * ps.arch.ptr_size)) - 1), size)
-                return {"name": var.name, "type": engine.type_name(var.type),
+                data = ps.read_memory((cfa + off) & mask, size)
+                return {"name": var.name, "type": tname,
                         "value": str(int.from_bytes(data, "little", signed=signed))}
             except Exception:
                 pass                       # the general path says what went wrong
+        tname = None
         try:
             vv = engine.read_variable(var, addr=addr, regs=frame.regs, cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,

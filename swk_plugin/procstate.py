@@ -182,6 +182,11 @@ class ProcessState:
 
     def read_pointer(self, addr):
         n = self.arch.ptr_size
+        off = addr & (PAGE - 1)
+        if off <= PAGE - n:                 # the hot path of every walk: one cached page
+            page = self._pages.get(addr - off)
+            if page is not None:
+                return int.from_bytes(page[off:off + n], "little")
         return int.from_bytes(self.read_memory(addr, n), "little")
 
     def read_uint(self, addr, size):

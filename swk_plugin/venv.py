@@ -27,11 +27,13 @@ def activate(project_dir, debugger):
         return (f"swk: the venv at {venv} is for {have}, but this debugger runs {want}: "
                 f"recreate it with the debugger's own Python (./scripts/setup.sh)")
     site.addsitedir(matching[0])
+    import importlib.util
     missing = []
-    for mod in NEEDED:
+    for mod in NEEDED:   # found, not imported: capstone costs tens of ms and is needed late
         try:
-            __import__(mod)
-        except ImportError:
+            if importlib.util.find_spec(mod) is None:
+                missing.append(mod)
+        except (ImportError, ValueError):
             missing.append(mod)
     if missing:
         return f"swk: {', '.join(missing)} missing from {venv}: run ./scripts/setup.sh"

@@ -859,6 +859,9 @@ class _FakeSecs:
     def get(self, name):
         return self._s.get(name)
 
+    def upto(self, name, end):
+        return self._s.get(name)
+
 
 class _FakeDwarf:
     """Just what find_location_expr reads: sections, .debug_addr and the unit's attributes."""

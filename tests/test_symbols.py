@@ -828,3 +828,72 @@ def test_function_names_match_gdb_symbols(builds, which):
         names = {lt.function_name(a) for a in addrs}
         assert any("<lambda(long int, long int)>" in (n or "") and "(" in (n or "").split(">")[-1]
                    for n in names), "lambda-instantiated templates keep their parameters"
+
+
+# --- compressed debug sections, inflated lazily -------------------------------------------------
+
+def _libc_debug_module():
+    from swk_plugin.elf.module import open_module
+    for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"):
+        if os.path.exists(p):
+            m = open_module(p)
+            dbg = attach_debug_file(m)
+            return m, dbg
+    return None, None
+
+
+@pytest.mark.parametrize("gz", ["zlib", "zlib-gnu"])
+def test_compressed_debug_sections_read_alike(builds, gz):
+    """-gz builds (SHF_COMPRESSED and the old .zdebug_ form) give the same lines, function
+    names and locals as the uncompressed build, while inflating only what is asked."""
+    d = builds["dir"]
+    name = f"c_O2_gz_{gz.replace('-', '_')}"
+    try:
+        run(["gcc", "-g", "-O2", f"-gz={gz}", "-o", name, "prog.c"], cwd=d)
+    except subprocess.CalledProcessError:
+        pytest.skip(f"this toolchain cannot build -gz={gz}")
+    plain = ElfModule(str(builds["c_O2"]))
+    packed = ElfModule(str(d / name))
+    hdrs = {h[0]: h for h in packed.section_headers()}
+    assert any(n in hdrs for n in (".zdebug_info",)) or hdrs[".debug_info"][2] & 0x800
+    lt_plain, lt_packed = LineTable.from_module(plain), LineTable.from_module(packed)
+    st = SymbolTable.from_module(plain)
+    addrs = probe_addresses(st)
+    assert len(addrs) > 20
+    for a in addrs:
+        assert lt_packed.lookup(a) == lt_plain.lookup(a), hex(a)
+        assert lt_packed.function_name(a) == lt_plain.function_name(a), hex(a)
+    from swk_plugin.locals import scopes as sc
+    for a in addrs:
+        sp, sq = sc.scopes_at(plain, a), sc.scopes_at(packed, a)
+        assert [s.name for s in sp] == [s.name for s in sq], hex(a)
+        if sp:
+            vp, vq = sc.frame_variables(sp[-1], a), sc.frame_variables(sq[-1], a)
+            assert [[v.name for v in group] for group in vp] == [[v.name for v in group] for group in vq]
+
+
+def test_libc_debug_info_inflated_only_as_far_as_needed():
+    """A walk through libc's start frames reads one unit of its 6 MB .debug_info: the
+    sections are inflated only as far as the units asked for (the cold cost of a core)."""
+    m, dbg = _libc_debug_module()
+    if dbg is None:
+        pytest.skip("no separate debug file for libc (libc6-dbg)")
+    if not dbg.section_headers() or not any(h[0] == ".debug_info" and h[2] & 0x800
+                                            for h in dbg.section_headers()):
+        pytest.skip("libc's debug info is not compressed here")
+    st = SymbolTable.from_module(m)
+    hit = [s for s in st.by_name("__libc_start_main")]
+    assert hit
+    fresh = ElfModule(dbg.path)
+    from swk_plugin.elf.lines import _Dwarf
+    dw = _Dwarf(fresh)
+    lt = LineTable(dw, name="libc")
+    addr = hit[0].value + 8
+    name = lt.function_name(addr)
+    assert name and "libc_start_main" in name
+    assert lt.lookup(addr) is not None
+    full = len(_Dwarf(ElfModule(dbg.path)).secs.get(".debug_info"))
+    got = len(dw.secs.view(".debug_info"))
+    assert 0 < got < full, (got, full)
+    # the rest is still there when a reader needs the whole section
+    assert len(dw.secs.get(".debug_info")) == full

@@ -131,18 +131,58 @@ _FIXED = {0x0b: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0c: 1, 0x11: 1, 0x12: 2, 0x13: 4
           0x28: 4, 0x29: 1, 0x2a: 2, 0x2b: 3, 0x2c: 4}
 
 
+class _Inflating:
+    """A zlib-compressed section inflated as far as its readers have needed so far."""
+    __slots__ = ("_d", "_tail", "data", "size", "done")
+
+    def __init__(self, raw, skip, size):
+        self._d = zlib.decompressobj()
+        self._tail = memoryview(raw)[skip:]
+        self.data = b""
+        self.size = size          # what the header promises (a hint only)
+        self.done = False
+
+    def upto(self, end):
+        data = self.data
+        if end <= len(data) or self.done:
+            return data
+        want = max(end, 2 * len(data), 1 << 16)
+        parts = [data]
+        have = len(data)
+        d = self._d
+        while have < want:
+            out = d.decompress(self._tail, want - have)
+            self._tail = d.unconsumed_tail
+            if out:
+                parts.append(out)
+                have += len(out)
+            if d.eof or not self._tail:
+                self.done = True
+                break
+        self.data = b"".join(parts)
+        return self.data
+
+    def whole(self):
+        data = self.upto(1 << 62)
+        if not self._d.eof:
+            raise zlib.error("truncated compressed section")
+        return data
+
+
 class _Sections:
-    """A module's debug sections, inflated on first use."""
+    """A module's debug sections, inflated on first use (and .debug_info only as far as
+    the units asked for)."""
 
     def __init__(self, module):
         self.module = module
-        self.little = module.elf.little_endian
-        self.is64 = module.elf.elfclass == 64
+        self.little = module.little_endian
+        self.is64 = module.elfclass == 64
         self._hdrs = {}
         for name, sh_type, flags, _addr, size, offset, _link, _entsize in module.section_headers():
             if name and name not in self._hdrs:
                 self._hdrs[name] = (sh_type, flags, offset, size)
         self._cache = {}
+        self._lazy = {}
 
     def has(self, name):
         h = self._hdrs.get(name)
@@ -152,15 +192,70 @@ class _Sections:
         return z is not None and z[0] != "SHT_NOBITS" and z[3] > 0
 
     def get(self, name):
+        """The whole section (None if absent or unreadable)."""
         if name in self._cache:
             return self._cache[name]
+        lazy = self._lazy.pop(name, None)
         data = None
         try:
-            data = self._load(name)
+            data = lazy.whole() if lazy is not None else self._load(name)
         except (BadFileError, zlib.error, ValueError, OSError, struct.error):
             data = None
         self._cache[name] = data
         return data
+
+    def upto(self, name, end):
+        """The section's first ``end`` bytes at least (all of it if shorter), inflating a
+        zlib-compressed section only that far: one unit of libc's 6 MB .debug_info costs
+        a fraction of inflating it all (~30 ms)."""
+        if name in self._cache:
+            return self._cache[name]
+        lazy = self._lazy.get(name)
+        if lazy is None:
+            lazy = self._lazy_for(name)
+            if lazy is None:
+                return self.get(name)
+            self._lazy[name] = lazy
+        try:
+            return lazy.upto(end)
+        except (zlib.error, ValueError):
+            self._lazy.pop(name, None)
+            self._cache[name] = None
+            return None
+
+    def view(self, name):
+        """What has been inflated of the section so far (readers of a unit that upto()
+        brought in); the whole section when nothing partial is under way."""
+        lazy = self._lazy.get(name)
+        if lazy is not None:
+            return lazy.data
+        return self.get(name)
+
+    def _lazy_for(self, name):
+        h = self._hdrs.get(name)
+        try:
+            if h is not None and h[0] != "SHT_NOBITS" and h[3] > 0:
+                if not h[1] & SHF_COMPRESSED:
+                    return None
+                e = "<" if self.little else ">"
+                hsz = 24 if self.is64 else 12
+                if h[3] <= hsz:
+                    return None
+                raw = self.module.read_file(h[2], h[3])
+                if self.is64:
+                    ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", raw, 0)
+                else:
+                    ch_type, size, _align = struct.unpack_from(e + "III", raw, 0)
+                return _Inflating(raw, hsz, size) if ch_type == 1 else None
+            if name.startswith(".debug_"):
+                z = self._hdrs.get(".zdebug_" + name[7:])
+                if z is not None and z[0] != "SHT_NOBITS" and z[3] > 12:
+                    raw = self.module.read_file(z[2], z[3])
+                    if raw[:4] == b"ZLIB":
+                        return _Inflating(raw, 12, int.from_bytes(raw[4:12], "big"))
+        except (BadFileError, struct.error, ValueError, OSError):
+            return None
+        return None
 
     def _load(self, name):
         h = self._hdrs.get(name)
@@ -260,6 +355,7 @@ class _Dwarf:
         self._lock = threading.RLock()
         self._cus = {}           # offset -> _CU (headers read so far)
         self._map = None         # (los, his, prefix_max_hi, cu_offsets)
+        self._amap = None        # the same from .debug_aranges alone
         self._abbrev_cache = {}
 
     # --- units ------------------------------------------------------------------------------
@@ -267,9 +363,14 @@ class _Dwarf:
         cu = self._cus.get(off)
         if cu is not None:
             return cu
-        info = self.secs.get(".debug_info")
+        info = self.secs.upto(".debug_info", off + 12)
         if info is None:
             raise _DwarfError("no .debug_info")
+        if off + 12 <= len(info):
+            length = _uint(info, off, 4, self.little)
+            if length == 0xFFFFFFFF:
+                length = 8 + _uint(info, off + 4, 8, self.little)
+            info = self.secs.upto(".debug_info", off + 4 + length)
         cu = self._read_unit_header(info, off)
         self._read_top_die(info, cu)
         self._cus[off] = cu
@@ -612,7 +713,8 @@ class _Dwarf:
         return [(lo, hi) for lo, hi in out if hi > lo]
 
     # --- the address -> CU map -------------------------------------------------------------------
-    def _build_map(self):
+    def _aranges(self):
+        """(entries, covered unit offsets) from .debug_aranges ([] and empty if none)."""
         entries = []
         covered = set()
         ar = self.secs.get(".debug_aranges")
@@ -622,6 +724,14 @@ class _Dwarf:
             except (IndexError, struct.error, ValueError, _DwarfError):
                 entries = []
                 covered = set()
+        return entries, covered
+
+    def _build_amap(self):
+        entries, _covered = self._aranges()
+        self._amap = self._index(entries)
+
+    def _build_map(self):
+        entries, covered = self._aranges()
         info = self.secs.get(".debug_info")
         if info is not None:
             off = 0
@@ -643,6 +753,10 @@ class _Dwarf:
                     off = end
                 except (IndexError, struct.error, ValueError, _DwarfError):
                     break
+        self._map = self._index(entries)
+
+    @staticmethod
+    def _index(entries):
         entries.sort()
         los = [e[0] for e in entries]
         his = [e[1] for e in entries]
@@ -652,7 +766,7 @@ class _Dwarf:
             if h > m:
                 m = h
             pmax.append(m)
-        self._map = (los, his, pmax, [e[2] for e in entries])
+        return (los, his, pmax, [e[2] for e in entries])
 
     def _parse_aranges(self, ar, entries, covered):
         little = self.little
@@ -698,10 +812,21 @@ class _Dwarf:
             pos = end
 
     def cu_for(self, addr):
+        """The unit whose ranges hold ``addr``: from .debug_aranges when it names one (so
+        only that unit is read), else from every unit's own ranges (the whole section)."""
+        with self._lock:
+            if self._amap is None:
+                self._build_amap()
+        cu = self._find_cu(self._amap, addr)
+        if cu is not None:
+            return cu
         with self._lock:
             if self._map is None:
                 self._build_map()
-        los, his, pmax, offs = self._map
+        return self._find_cu(self._map, addr)
+
+    def _find_cu(self, index, addr):
+        los, his, pmax, offs = index
         i = bisect.bisect_right(los, addr) - 1
         while i >= 0 and pmax[i] > addr:
             if his[i] > addr:
@@ -722,6 +847,16 @@ class _Dwarf:
                     except (IndexError, struct.error, ValueError, _DwarfError, UnicodeError):
                         cu._lines = []
         return cu._lines
+
+    def _line_data(self, off):
+        """.debug_line inflated at least through the line program at ``off``."""
+        data = self.secs.upto(".debug_line", off + 12)
+        if data is None or off + 12 > len(data):
+            return data
+        length = _uint(data, off, 4, self.little)
+        if length == 0xFFFFFFFF:
+            length = 8 + _uint(data, off + 4, 8, self.little)
+        return self.secs.upto(".debug_line", off + 4 + length)
 
     def _line_header(self, data, off, cu):
         little = self.little
@@ -818,7 +953,7 @@ class _Dwarf:
         """[_Subfile] in GDB's filetab order (primary first), each sorted by pc."""
         if cu.stmt_list is None:
             return []
-        data = self.secs.get(".debug_line")
+        data = self._line_data(cu.stmt_list)
         if data is None or cu.stmt_list >= len(data):
             return []
         h = self._line_header(data, cu.stmt_list, cu)
@@ -1158,7 +1293,7 @@ class _Dwarf:
 
     def _scan_funcs(self, cu):
         """Walk the unit's DIEs once: function ranges and the scopes needed to name them."""
-        info = self.secs.get(".debug_info")
+        info = self.secs.view(".debug_info")
         funcs = []                    # (lo, hi, die offset)
         scopes = {}                   # die offset -> (tag, attrs, nearest recorded ancestor)
         stack = []                    # recorded-ancestor offsets, one per open DIE with children
@@ -1219,12 +1354,12 @@ class _Dwarf:
 
     def die_attrs(self, cu, off, wanted=_DIE_ATTRS_FUNC):
         """(tag, attrs) of the DIE at .debug_info offset ``off`` in the same unit, or None."""
-        info = self.secs.get(".debug_info")
         target = cu
         if not (cu.offset <= off < cu.end):
             target = self._unit_containing(off)
             if target is None:
                 return None
+        info = self.secs.view(".debug_info")
         die, _p = self._read_die(info, off, target, wanted)
         if die is None:
             return None
@@ -1232,12 +1367,12 @@ class _Dwarf:
 
     def die_full(self, cu, off):
         """(unit, tag, attrs, has_children, end of attributes) of any DIE, every attribute read."""
-        info = self.secs.get(".debug_info")
         target = cu
         if not (cu.offset <= off < cu.end):
             target = self._unit_containing(off)
             if target is None:
                 return None
+        info = self.secs.view(".debug_info")
         die, pos = self._read_die(info, off, target, _ALL_ATTRS)
         if die is None:
             return None
@@ -1245,10 +1380,10 @@ class _Dwarf:
 
     def children(self, cu, off):
         """Offsets of the direct children of the DIE at ``off`` (same unit)."""
-        info = self.secs.get(".debug_info")
         r = self.die_full(cu, off)
         if r is None or not r[3]:
             return []
+        info = self.secs.view(".debug_info")
         tcu = r[0]
         if tcu._abbrevs is None:
             tcu._abbrevs = self._abbrevs(tcu.abbrev_off)
@@ -1279,7 +1414,7 @@ class _Dwarf:
         if cu._parents is None:
             with self._lock:
                 if cu._parents is None:
-                    info = self.secs.get(".debug_info")
+                    info = self.secs.view(".debug_info")
                     if cu._abbrevs is None:
                         cu._abbrevs = self._abbrevs(cu.abbrev_off)
                     plans = {}
@@ -1310,10 +1445,11 @@ class _Dwarf:
         for c in self._cus.values():
             if c.offset <= off < c.end:
                 return c
-        info = self.secs.get(".debug_info")
         p = 0
-        n = len(info)
-        while p + 11 <= n:
+        while True:
+            info = self.secs.upto(".debug_info", p + 12)   # inflate only as far as off's unit
+            if info is None or p + 11 > len(info):
+                break
             length = _uint(info, p, 4, self.little)
             e = p + 12 + _uint(info, p + 4, 8, self.little) if length == 0xFFFFFFFF else p + 4 + length
             if e <= p:
@@ -1335,8 +1471,8 @@ class _Dwarf:
         """The DIE at ``off`` with all its descendants, every attribute read, in one pass:
         a DieNode tree (None on malformed DWARF).  Functions and aggregates are small, so
         reading them whole is cheaper than a seek per child."""
-        info = self.secs.get(".debug_info")
         target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
+        info = self.secs.view(".debug_info")
         if info is None or target is None:
             return None
         try:
@@ -1384,8 +1520,8 @@ class _Dwarf:
     def file_name(self, cu, index):
         """The name GDB gives line-table file ``index`` of the unit (as DW_AT_decl_file /
         DW_AT_call_file number it): the unit's own name for its primary file."""
-        data = self.secs.get(".debug_line")
-        if data is None or cu.stmt_list is None:
+        data = self._line_data(cu.stmt_list) if cu.stmt_list is not None else None
+        if data is None:
             return None
         try:
             h = self._line_header(data, cu.stmt_list, cu)
@@ -1433,6 +1569,7 @@ class LineTable:
     def __init__(self, dwarf=None, name="<lines>"):
         self._dwarf = dwarf
         self.name = name
+        self._line_memo = {}
 
     @classmethod
     def from_module(cls, module):
@@ -1487,7 +1624,17 @@ class LineTable:
             return None
 
     def lookup(self, addr):
-        """(file, line) for the unbiased address as GDB would show it, or None."""
+        """(file, line) for the unbiased address as GDB would show it, or None (remembered
+        per address: a deep recursion asks for the same few return addresses again and again)."""
+        memo = self._line_memo
+        hit = memo.get(addr, memo)
+        if hit is memo:
+            if len(memo) >= 65536:
+                memo.clear()
+            hit = memo[addr] = self._lookup_line(addr)
+        return hit
+
+    def _lookup_line(self, addr):
         cu = self._cu(addr)
         if cu is None:
             return None

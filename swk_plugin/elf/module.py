@@ -9,10 +9,8 @@ import os
 import struct
 import threading
 
-from elftools.elf.elffile import ELFFile
-from elftools.common.exceptions import ELFError
-
 from ..errors import BadFileError
+from .header import ElfHeader, NT_GNU_BUILD_ID, iter_notes, read_program_headers
 
 PF_X = 1
 
@@ -57,16 +55,24 @@ class ElfModule:
             else:
                 self._stream = open(path, "rb")
                 self.file_size = os.fstat(self._stream.fileno()).st_size
-            self.elf = ELFFile(self._stream)
+            self._stream.seek(0)
+            raw = self._stream.read(64)
         except FileNotFoundError:
             raise BadFileError(f"{path}: no such file") from None
-        except (ELFError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             raise BadFileError(f"{self.name}: not a readable ELF file ({exc})") from None
-        hdr = self.elf.header
+        try:
+            hdr = self.header = ElfHeader(raw, self.name)
+        except BadFileError:
+            self.close()
+            raise
+        self.elfclass = hdr.elfclass
+        self.little_endian = hdr.little_endian
         self.machine = hdr["e_machine"]
         self.type = hdr["e_type"]
         self.entry = hdr["e_entry"]
-        self.ptr_size = 8 if self.elf.elfclass == 64 else 4
+        self.ptr_size = 8 if hdr.elfclass == 64 else 4
+        self._elf = None
         self._sections = None
         self._segments = None
         self._build_id = False
@@ -76,6 +82,20 @@ class ElfModule:
 
     def __repr__(self):
         return f"<ElfModule {self.name}>"
+
+    @property
+    def elf(self):
+        """pyelftools' ELFFile over the same bytes, made on first use (tests, rare paths)."""
+        if self._elf is None:
+            from elftools.elf.elffile import ELFFile
+            if self.path is not None:
+                stream = open(self.path, "rb")
+            else:
+                with self._lock:
+                    self._stream.seek(0)
+                    stream = io.BytesIO(self._stream.read(self.file_size))
+            self._elf = ELFFile(stream)
+        return self._elf
 
     def close(self):
         try:
@@ -101,15 +121,12 @@ class ElfModule:
     # --- segments -------------------------------------------------------------------
     def _load_segments(self):
         if self._segments is None:
-            segs = []
             try:
-                for seg in self.elf.iter_segments():
-                    h = seg.header
-                    segs.append((h["p_type"], h["p_vaddr"], h["p_memsz"], h["p_flags"],
-                                 h["p_offset"], h["p_filesz"]))
-            except (ELFError, ValueError, OverflowError) as exc:
+                rows = read_program_headers(self.header, self.read_file, self.name)
+            except (struct.error, ValueError, OverflowError) as exc:
                 raise BadFileError(f"{self.name}: bad program headers ({exc})") from None
-            self._segments = segs
+            self._notes_align = {r[4]: r[6] for r in rows if r[0] == "PT_NOTE"}
+            self._segments = [r[:6] for r in rows]
         return self._segments
 
     def segments(self, p_type=None):
@@ -148,13 +165,13 @@ class ElfModule:
         if hdrs is not None:
             return hdrs
         try:
-            e = self.elf.header
+            e = self.header
             shoff, shnum, shentsize, shstrndx = e["e_shoff"], e["e_shnum"], e["e_shentsize"], e["e_shstrndx"]
             if not shoff or not shnum:
                 self._shdrs = []
                 return self._shdrs
-            little = self.elf.little_endian
-            if self.elf.elfclass == 64:
+            little = self.little_endian
+            if self.elfclass == 64:
                 fmt, need = ("<" if little else ">") + "IIQQQQIIQQ", 64
             else:
                 fmt, need = ("<" if little else ">") + "IIIIIIIIII", 40
@@ -206,16 +223,18 @@ class ElfModule:
         if self._build_id is False:
             self._build_id = None
             try:
-                for seg in self.elf.iter_segments():
-                    if seg.header["p_type"] != "PT_NOTE":
+                for _t, _va, _memsz, _f, off, filesz in self.segments("PT_NOTE"):
+                    if filesz > (1 << 20):
                         continue
-                    for note in seg.iter_notes():
-                        if note["n_type"] == "NT_GNU_BUILD_ID":
-                            self._build_id = note["n_desc"]
+                    data = self.read_file(off, filesz)
+                    align = self._notes_align.get(off, 4)
+                    for name, ntype, desc in iter_notes(data, self.header.endian, align):
+                        if name == b"GNU" and ntype == NT_GNU_BUILD_ID and desc:
+                            self._build_id = desc.hex()
                             break
                     if self._build_id:
                         break
-            except Exception:  # any malformed note (pyelftools raises construct errors too)
+            except (BadFileError, struct.error, ValueError):
                 self._build_id = None
         return self._build_id
 

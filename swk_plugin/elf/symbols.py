@@ -18,7 +18,6 @@ import bisect
 import struct
 import threading
 
-from elftools.common.exceptions import ELFError
 
 from ..errors import BadFileError
 from .demangle import demangle
@@ -108,9 +107,8 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
     _n, _t, _f, _a, size, offset, link, entsize = shdrs[idx]
     if not (0 <= link < len(shdrs)) or shdrs[link][1] == "SHT_NOBITS" or shdrs[idx][1] == "SHT_NOBITS":
         return [], None
-    elf = module.elf
-    is64 = elf.elfclass == 64
-    endian = "<" if elf.little_endian else ">"
+    is64 = module.elfclass == 64
+    endian = "<" if module.little_endian else ">"
     if is64:
         fmt = endian + "IBBHQQ"
     else:
@@ -185,9 +183,8 @@ def _plt_symbols(module, shdrs, dyn_names):
     machine = module.machine
     if machine not in ("EM_X86_64", "EM_386"):
         return []
-    elf = module.elf
-    is64 = elf.elfclass == 64
-    endian = "<" if elf.little_endian else ">"
+    is64 = module.elfclass == 64
+    endian = "<" if module.little_endian else ">"
     # GOT slot -> dynamic symbol name, from the dynamic relocations
     got = {}
     for name, stype, _flags, _addr, size, offset, _link, entsize in shdrs:

@@ -138,20 +138,33 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
     asz = cu.addr_size
     base = cu.low_pc or 0
     if cu.version >= 5:
-        sec = d.secs.get(".debug_loclists")
-        if sec is None:
-            return None
+        # inflate a compressed .debug_loclists only as far as this list (libc's is 1.4 MB)
+        secs = d.secs
         if form == FORM_loclistx or (isinstance(value, tuple) and value[0] == "loclistx"):
             idx = value[1] if isinstance(value, tuple) else value
             lb = _loclists_base(d, cu)
             p = lb + idx * cu.offsz
+            sec = secs.upto(".debug_loclists", p + cu.offsz)
+            if sec is None:
+                return None
             off = lb + int.from_bytes(sec[p:p + cu.offsz], "little" if little else "big")
-        else:
+        elif isinstance(value, int):
             off = value
+        else:
+            return None
+        sec = secs.upto(".debug_loclists", off + 4096)
+        if sec is None:
+            return None
+        whole = False
         pos = off
         n = len(sec)
         default = None
         while pos < n:
+            if not whole and pos + 1024 > n:
+                sec, whole = secs.get(".debug_loclists"), True
+                if sec is None:
+                    return None
+                n = len(sec)
             kind = sec[pos]
             pos += 1
             lo = hi = None
@@ -192,6 +205,11 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
             else:
                 return None
             ln, pos = uleb128(sec, pos)
+            if not whole and pos + ln > n:
+                sec, whole = secs.get(".debug_loclists"), True
+                if sec is None:
+                    return None
+                n = len(sec)
             expr = sec[pos:pos + ln]
             pos += ln
             if kind == 5:

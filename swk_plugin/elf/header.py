@@ -1,0 +1,107 @@
+"""The ELF file header and program headers, read with struct.
+
+A walk opens every module of the process; pyelftools' ELFFile costs ~25 ms to
+import and milliseconds per file to build its segment objects (it parses a
+PT_DYNAMIC segment just to list it), so the header and the program headers
+are read here directly. pyelftools stays available as ``ElfModule.elf`` for
+whatever needs its full model.
+"""
+import struct
+
+from ..errors import BadFileError
+
+ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
+
+#: e_machine as pyelftools spells it, for the machines swk names anywhere.
+EM_NAMES = {0: "EM_NONE", 2: "EM_SPARC", 3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64",
+            22: "EM_S390", 40: "EM_ARM", 42: "EM_SH", 43: "EM_SPARCV9", 50: "EM_IA_64",
+            62: "EM_X86_64", 183: "EM_AARCH64", 243: "EM_RISCV", 258: "EM_LOONGARCH"}
+
+PT_NAMES = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 5: "PT_SHLIB",
+            6: "PT_PHDR", 7: "PT_TLS", 0x6474E550: "PT_GNU_EH_FRAME", 0x6474E551: "PT_GNU_STACK",
+            0x6474E552: "PT_GNU_RELRO", 0x6474E553: "PT_GNU_PROPERTY"}
+
+NT_GNU_BUILD_ID = 3
+PN_XNUM = 0xFFFF
+
+
+class ElfHeader:
+    """The fields of an ELF header that swk uses, under pyelftools' names."""
+    __slots__ = ("elfclass", "little_endian", "fields")
+
+    def __init__(self, raw, name):
+        if len(raw) < 16 or raw[:4] != b"\x7fELF":
+            raise BadFileError(f"{name}: not an ELF file (bad magic)")
+        ei_class, ei_data = raw[4], raw[5]
+        if ei_class not in (1, 2):
+            raise BadFileError(f"{name}: not a readable ELF file (ELF class {ei_class})")
+        if ei_data not in (1, 2):
+            raise BadFileError(f"{name}: not a readable ELF file (ELF data encoding {ei_data})")
+        self.elfclass = 64 if ei_class == 2 else 32
+        self.little_endian = ei_data == 1
+        e = "<" if self.little_endian else ">"
+        fmt = e + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
+        need = 16 + struct.calcsize(fmt)
+        if len(raw) < need:
+            raise BadFileError(f"{name}: not a readable ELF file (truncated header)")
+        (e_type, e_machine, e_version, e_entry, e_phoff, e_shoff, e_flags, e_ehsize, e_phentsize,
+         e_phnum, e_shentsize, e_shnum, e_shstrndx) = struct.unpack_from(fmt, raw, 16)
+        self.fields = {
+            "e_type": ET_NAMES.get(e_type, e_type), "e_machine": EM_NAMES.get(e_machine, e_machine),
+            "e_version": e_version, "e_entry": e_entry, "e_phoff": e_phoff, "e_shoff": e_shoff,
+            "e_flags": e_flags, "e_ehsize": e_ehsize, "e_phentsize": e_phentsize, "e_phnum": e_phnum,
+            "e_shentsize": e_shentsize, "e_shnum": e_shnum, "e_shstrndx": e_shstrndx,
+        }
+
+    def __getitem__(self, key):
+        return self.fields[key]
+
+    @property
+    def endian(self):
+        return "<" if self.little_endian else ">"
+
+
+def read_program_headers(hdr, read_file, name):
+    """[(p_type, p_vaddr, p_memsz, p_flags, p_offset, p_filesz, p_align)] of the file;
+    ``read_file(offset, size)`` raises BadFileError past the end of the file."""
+    phoff, phnum, phentsize = hdr["e_phoff"], hdr["e_phnum"], hdr["e_phentsize"]
+    if not phoff or not phnum:
+        return []
+    if phnum == PN_XNUM:  # the real count is in section 0's sh_info
+        shoff = hdr["e_shoff"]
+        if not shoff:
+            raise BadFileError(f"{name}: bad program headers (PN_XNUM without sections)")
+        off = 44 if hdr.elfclass == 64 else 28
+        phnum = struct.unpack_from(hdr.endian + "I", read_file(shoff + off, 4))[0]
+    if hdr.elfclass == 64:
+        fmt, need = hdr.endian + "IIQQQQQQ", 56
+    else:
+        fmt, need = hdr.endian + "IIIIIIII", 32
+    if phentsize < need:
+        raise BadFileError(f"{name}: bad program headers (entry size {phentsize})")
+    raw = read_file(phoff, phentsize * phnum)
+    out = []
+    for i in range(phnum):
+        row = struct.unpack_from(fmt, raw, i * phentsize)
+        if hdr.elfclass == 64:
+            p_type, p_flags, p_offset, p_vaddr, _paddr, p_filesz, p_memsz, p_align = row
+        else:
+            p_type, p_offset, p_vaddr, _paddr, p_filesz, p_memsz, p_flags, p_align = row
+        out.append((PT_NAMES.get(p_type, p_type), p_vaddr, p_memsz, p_flags, p_offset, p_filesz, p_align))
+    return out
+
+
+def iter_notes(data, endian="<", align=4):
+    """(name, type, desc) of each note in a PT_NOTE segment's or SHT_NOTE section's bytes."""
+    align = 8 if align == 8 else 4
+    pos, n = 0, len(data)
+    while pos + 12 <= n:
+        namesz, descsz, ntype = struct.unpack_from(endian + "III", data, pos)
+        pos += 12
+        name_end = pos + namesz
+        desc_at = (name_end + align - 1) & ~(align - 1)
+        desc_end = desc_at + descsz
+        if name_end > n or desc_end > n:
+            return
+        yield data[pos:name_end].rstrip(b"\0"), ntype, data[desc_at:desc_end]
+        pos = (desc_end + align - 1) & ~(align - 1)
