@@ -17,11 +17,7 @@
 ``strip_params(name)`` is GDB's ``cp_remove_params``: what ``bt`` prints for a
 function with debug info (no return type, parameters, qualifiers or clone tags).
 """
-import ctypes
-import ctypes.util
 import re
-import shutil
-import subprocess
 import threading
 
 __all__ = ["demangle", "demangle_cxx", "demangle_many", "strip_params", "drop_return_type",
@@ -39,14 +35,20 @@ _free = None
 
 def _load_cxa():
     global _cxa, _free
+    import ctypes   # C++ names only: most C sessions never pay for ctypes
     if _cxa is not None:
         return _cxa
     with _lock:
         if _cxa is not None:
             return _cxa
         fn = False
-        for libname in ("libstdc++.so.6", ctypes.util.find_library("stdc++"), "libc++abi.so.1",
-                        ctypes.util.find_library("c++abi")):
+        def candidates():   # find_library runs ldconfig: only when the usual names fail
+            yield "libstdc++.so.6"
+            yield "libc++abi.so.1"
+            from ctypes import util
+            yield util.find_library("stdc++")
+            yield util.find_library("c++abi")
+        for libname in candidates():
             if not libname:
                 continue
             try:
@@ -58,7 +60,11 @@ def _load_cxa():
             f.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.POINTER(ctypes.c_int)]
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                try:
+                    libc = ctypes.CDLL("libc.so.6")
+                except OSError:
+                    from ctypes import util
+                    libc = ctypes.CDLL(util.find_library("c"))
                 free = libc.free
                 free.argtypes = [ctypes.c_void_p]
                 free.restype = None
@@ -94,6 +100,7 @@ def _verbose(d):
 
 def _cxa_demangle(mangled):
     """The demangled name, or None; raises LookupError when no demangler library exists."""
+    import ctypes
     fn = _load_cxa()
     if not fn:
         raise LookupError("no __cxa_demangle")
@@ -122,11 +129,13 @@ def _cxxfilt_batch(names):
     """Demangle many names with one c++filt run: {name: demangled or None}."""
     global _cxxfilt
     if _cxxfilt is None:
+        import shutil
         _cxxfilt = shutil.which("c++filt") or False
     out = {n: None for n in names}
     if not _cxxfilt or not names:
         return out
     clean = [n for n in names if "\n" not in n and " " not in n]
+    import subprocess
     try:
         res = subprocess.run([_cxxfilt], input="\n".join(clean) + "\n", capture_output=True,
                              text=True, timeout=30, errors="replace")

@@ -798,16 +798,13 @@ class _Dwarf:
             rem = (pos - start) % tup
             if rem:
                 pos += tup - rem
-            any_range = False
-            while pos + tup <= end:
-                lo = _uint(ar, pos, asz, little)
-                ln = _uint(ar, pos + asz, asz, little)
-                pos += tup
+            count = (end - pos) // tup
+            fmt = ("<" if little else ">") + {2: "HH", 4: "II", 8: "QQ"}[asz]
+            for lo, ln in struct.iter_unpack(fmt, ar[pos:pos + count * tup]):
                 if lo == 0 and ln == 0:
                     break
                 if ln:
                     entries.append((lo, lo + ln, cu_off))
-                    any_range = True
             covered.add(cu_off)
             pos = end
 

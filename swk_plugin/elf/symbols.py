@@ -15,6 +15,7 @@ everything up to the next symbol of its section.  Symbol tables are parsed with
 ``struct`` straight from the section bytes (no per-symbol pyelftools objects).
 """
 import bisect
+import operator
 import struct
 import threading
 
@@ -128,50 +129,59 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
     else:
         rows = (struct.unpack_from(fmt, data, i * entsize) for i in range(count))
     out = []
-    names_by_index = []
+    want_names = kind_name == ".dynsym"      # relocations name PLT slots by dynamic symbol index
+    names_by_index = [] if want_names else None
     nsec = len(shdrs)
     strlen = len(strtab)
-    name_cache = {}
+    # per section: (name, key, executable) when its symbols can be minimal symbols, else None
+    sec_info = []
+    for sh in shdrs:
+        flags = sh[2]
+        sec_info.append((sh[0], (sh[0], sh[3]), bool(flags & SHF_EXECINSTR))
+                        if flags & SHF_ALLOC and not flags & SHF_TLS else None)
+    # per st_info byte: (kind, binding) when both are ones GDB keeps, else None
+    info_tab = [(_STT.get(i & 0xF), _STB.get(i >> 4)) for i in range(256)]
+    info_tab = [kb if kb[0] is not None and kb[1] is not None else None for kb in info_tab]
+    decode = bytes.decode
+    find = strtab.find
     for row in rows:
         if is64:
             st_name, st_info, _other, shndx, value, ssize = row
         else:
             st_name, value, ssize, st_info, _other, shndx = row
-        name = name_cache.get(st_name)
-        if name is None:
+        if want_names:
             if 0 < st_name < strlen:
-                end = strtab.find(b"\0", st_name)
-                if end < 0:
-                    end = strlen
-                name = strtab[st_name:end].decode("utf-8", "replace")
+                e = find(b"\0", st_name)
+                names_by_index.append(decode(strtab[st_name:e if e >= 0 else strlen], "utf-8", "replace"))
             else:
-                name = ""
-            name_cache[st_name] = name
-        names_by_index.append(name)
-        if not name or shndx == SHN_UNDEF or shndx >= SHN_LORESERVE or shndx >= nsec:
+                names_by_index.append("")
+        if shndx == SHN_UNDEF or shndx >= nsec or shndx >= SHN_LORESERVE:
             continue
-        kind = _STT.get(st_info & 0xF)
-        if kind is None:
+        sec = sec_info[shndx]
+        if sec is None:
             continue
-        binding = _STB.get(st_info >> 4)
-        if binding is None:
+        kb = info_tab[st_info]
+        if kb is None or not 0 < st_name < strlen:
             continue
-        sh = shdrs[shndx]
-        flags = sh[2]
-        if not flags & SHF_ALLOC or flags & SHF_TLS:
-            continue
-        executable = bool(flags & SHF_EXECINSTR)
+        kind, binding = kb
+        executable = sec[2]
         if kind == "notype" and not executable:
             continue
-        if binding == "local" and executable and (name.startswith(".L") or name.startswith("$L")):
-            continue      # compiler-generated labels (GDB skips them too)
-        if _is_mapping_symbol(name):
+        e = find(b"\0", st_name)
+        name = decode(strtab[st_name:e if e >= 0 else strlen], "utf-8", "replace")
+        if not name:
             continue
+        c = name[0]
+        if c == "." or c == "$":
+            if binding == "local" and executable and (name.startswith(".L") or name.startswith("$L")):
+                continue      # compiler-generated labels (GDB skips them too)
+            if _is_mapping_symbol(name):
+                continue
         if strip_versions:
             at = name.find("@")
             if at > 0:
                 name = name[:at]
-        out.append(Symbol(name, value, ssize, kind, binding, sh[0], (sh[0], sh[3]),
+        out.append(Symbol(name, value, ssize, kind, binding, sec[0], sec[1],
                           _mst(kind, binding, executable)))
     return out, names_by_index
 
@@ -268,20 +278,27 @@ def _plt_symbols(module, shdrs, dyn_names):
     return out
 
 
+_BY_VALUE_NAME = operator.attrgetter("value", "name")
+
+
 class _Table:
     """One objfile's minimal symbols, sorted by (address, name)."""
     __slots__ = ("syms", "starts")
 
     def __init__(self, syms):
         # drop exact duplicates (same address, name and section), as GDB's compact_minimal_symbols
-        syms.sort(key=lambda s: (s.value, s.name))
+        syms.sort(key=_BY_VALUE_NAME)
         out = []
-        seen = set()
-        for s in syms:
-            key = (s.value, s.name, s._sec)
-            if key in seen:
-                continue
-            seen.add(key)
+        prev_v = prev_n = None
+        secs = ()
+        for s in syms:      # duplicates are neighbours once sorted by (value, name)
+            v, n, sec = s.value, s.name, s._sec
+            if v == prev_v and n == prev_n:
+                if sec in secs:
+                    continue
+                secs = secs + (sec,)
+            else:
+                prev_v, prev_n, secs = v, n, (sec,)
             out.append(s)
         self.syms = out
         self.starts = [s.value for s in out]

@@ -5,7 +5,6 @@ on, address on, null-stop off, pretty off, union on, static-members on.
 import locale
 import os
 import struct
-from decimal import Context, Decimal, ROUND_HALF_EVEN
 
 from .types import strip_typedefs
 
@@ -41,6 +40,7 @@ def _g(num, den, prec, neg):
     sign = "-" if neg else ""
     if num == 0:
         return sign + "0"
+    from decimal import Context, Decimal, ROUND_HALF_EVEN   # floats only: not every session
     ctx = Context(prec=prec, rounding=ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
     d = ctx.divide(Decimal(num), Decimal(den))
     x = d.adjusted()
