@@ -13,7 +13,9 @@ bottom of an N-deep recursion in GDB, and prints medians of --runs runs:
   microseconds per frame, and the GDB process's peak memory with swk;
 and the first swk-bt of a fresh GDB session through libstdc++, libpython and libc
 frames (benchmarks/bigcode.cpp: a std::thread runs embedded Python that calls back
-into C through ctypes).
+into C through ctypes), with and without `set swk prewarm` (ELF symbols read when
+GDB loads an objfile, as GDB reads its own minimal symbols), and what loading swk
+adds to GDB's `run` of that program.
 """
 import argparse
 import json
@@ -93,11 +95,17 @@ def make_core(exe, depth):
 COLD_SCRIPT = r"""
 import gdb, json, time
 t = time.perf_counter()
+gdb.execute("run", to_string=True)
+load = time.perf_counter() - t
+if not hasattr(gdb, "swk_loaded") and "swk-bt" not in gdb.execute("help all", to_string=True):
+    print("SWKCOLD " + json.dumps({"load": load}))
+    raise SystemExit
+t = time.perf_counter()
 gdb.execute("swk-bt", to_string=True)
 cold = time.perf_counter() - t
 libs = sorted({f["library"].rsplit("/", 1)[-1] for f in json.loads(gdb.execute("swk-bt -json", to_string=True))["frames"]
                if f["library"]})
-print("SWKCOLD " + json.dumps({"cold": cold, "libs": libs}))
+print("SWKCOLD " + json.dumps({"cold": cold, "libs": libs, "load": load}))
 """
 
 
@@ -112,14 +120,17 @@ def cold_big_code(runs):
         subprocess.run(["g++", "-O2", "-g", "-rdynamic", "-pthread", *inc, "-o", str(exe), str(src), *ld], check=True)
     script = BUILD / "bench_cold.py"
     script.write_text(COLD_SCRIPT)
-    res = []
+    res = {"on": [], "off": [], "none": []}
+    setups = {"on": ["-ex", f"source {REPO}/gdb_init.py"],
+              "off": ["-ex", f"source {REPO}/gdb_init.py", "-ex", "set swk prewarm off"],
+              "none": []}
     for _ in range(runs):
-        out = subprocess.run(["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off",
-                              "-ex", f"source {REPO}/gdb_init.py", "-ex", "break stop_here", "-ex", "run",
-                              "-ex", f"source {script}", str(exe)], capture_output=True, text=True,
-                             timeout=600).stdout
-        line = next(ln for ln in out.splitlines() if ln.startswith("SWKCOLD "))
-        res.append(json.loads(line[len("SWKCOLD "):]))
+        for mode, setup in setups.items():
+            out = subprocess.run(["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off",
+                                  *setup, "-ex", "break stop_here", "-ex", f"source {script}", str(exe)],
+                                 capture_output=True, text=True, timeout=600).stdout
+            line = next(ln for ln in out.splitlines() if ln.startswith("SWKCOLD "))
+            res[mode].append(json.loads(line[len("SWKCOLD "):]))
     return res
 
 
@@ -162,9 +173,15 @@ def main():
               f"{t_swk_core / t_eu:.2f}x  (eu-stack {t_eu:.3f} s)")
         print(f"  GDB peak memory with swk       {m['maxrss_kb'] / 1024:.0f} MiB")
     cold = cold_big_code(args.runs)
+    on, off, none = cold["on"], cold["off"], cold["none"]
     print(f"== cold start on big code (fresh GDB session, medians of {args.runs} runs) ==")
-    print(f"  first swk-bt through {', '.join(cold[0]['libs'])}: "
-          f"{med(r['cold'] for r in cold):.3f} s (goal: under 0.3 s)")
+    print(f"  first swk-bt through {', '.join(on[0]['libs'])}: "
+          f"{med(r['cold'] for r in on):.3f} s (goal: under 0.3 s)")
+    print(f"  the same with `set swk prewarm off` (ELF symbols read by the walk, not at load): "
+          f"{med(r['cold'] for r in off):.3f} s")
+    print(f"  GDB's `run` to the stop: {med(r['load'] for r in none):.3f} s without swk, "
+          f"{med(r['load'] for r in on):.3f} s with swk (prewarm on), "
+          f"{med(r['load'] for r in off):.3f} s (prewarm off)")
     return 0
 
 

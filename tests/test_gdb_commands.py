@@ -254,3 +254,23 @@ def test_a_running_process_gets_one_clear_line(tmp_path):
     for n in (0, 1):
         lines = section(out, n)
         assert len(lines) == 1 and "running" in lines[0]
+
+
+def test_symbols_are_read_when_gdb_loads_an_objfile(chain_prog):
+    """`set swk prewarm` (on by default): libc's ELF symbols are read when GDB loads it, as
+    GDB reads its minimal symbols, so the first swk-bt does not pay for them; off, they
+    are read by the first walk. The walk is the same either way."""
+    prog, stop = chain_prog
+    probe = ("python from swk_plugin.elf.module import _MODULE_CACHE; "
+             "print('WARM', sorted(__import__('os').path.basename(m.name) for m in _MODULE_CACHE.values() "
+             "if getattr(m, '_swk_symbols', False)))")
+    on = gdb(prog, stop, probe, "swk-bt")
+    off = T.run_gdb(prog, ["set swk prewarm off", *stop, *marked(probe, "swk-bt")], swk=True, timeout=180)
+    assert "Traceback" not in off
+    warm_on = [ln for ln in section(on, 0) if ln.startswith("WARM")][0]
+    warm_off = [ln for ln in section(off, 0) if ln.startswith("WARM")][0]
+    assert "libc.so.6" in warm_on
+    assert "libc.so.6" not in warm_off
+    assert section(on, 1) == section(off, 1)
+    show = T.run_gdb(None, ["show swk prewarm", "set swk prewarm off", "show swk prewarm"], swk=True)
+    assert ": on." in show and ": off." in show

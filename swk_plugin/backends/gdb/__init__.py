@@ -15,9 +15,10 @@ def install():
     global _installed
     if _installed:
         return False
-    from . import commands, procstate, session, unwinder
+    from . import commands, prewarm, procstate, session, unwinder
     commands.register()
     session.connect_events()
+    prewarm.install()
     procstate.TARGET.refresh()   # a core loaded before swk was sourced
     unwinder.install(session.SESSION)
     gdb_invalidate()

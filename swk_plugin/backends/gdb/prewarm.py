@@ -1,0 +1,74 @@
+"""Read a module's ELF symbol table when GDB loads its objfile.
+
+GDB reads its minimal symbols when an objfile is loaded, so its first `bt` pays
+nothing for them; swk does the same, so the first swk-bt (and the unwinder's
+first frames) do not pay ~20 ms for libc's symbols at the stop. Only the ELF
+symbol tables are read here (and swk's walk modules imported once); CFI, DWARF
+and line tables stay lazy. `set swk prewarm off` turns it off.
+"""
+import os
+
+import gdb
+
+ENABLED = [True]
+_imported = [False]
+
+
+def _import_walk_modules():
+    if _imported[0]:
+        return
+    _imported[0] = True
+    # what the first swk-bt imports anyway: symbols, lines, the locals engine, rendering
+    from ... import display, format  # noqa: F401
+    from ...elf import lines, symbols  # noqa: F401
+    from ... import locals as _locals  # noqa: F401
+
+
+def on_new_objfile(event):
+    warm(event.new_objfile)
+
+
+def warm(objfile):
+    if not ENABLED[0]:
+        return
+    try:
+        if objfile is None or getattr(objfile, "owner", None) is not None:
+            return             # a separate debug file: read through its owner's module
+        path = objfile.filename
+        if not path or not os.path.isfile(path):
+            return             # the vDSO ("system-supplied DSO at ...") and the like
+        _import_walk_modules()
+        from ...elf.module import open_module
+        from ...symlookup import module_symbols
+        table = module_symbols(open_module(path))
+        if table is not None:
+            table._ensure()
+    except Exception:          # a bad file is reported when a walk meets it, not at load
+        pass
+
+
+class PrewarmParameter(gdb.Parameter):
+    """Whether swk reads a library's ELF symbols when GDB loads it (as GDB reads its own)."""
+    set_doc = "Set whether swk reads ELF symbols when GDB loads an objfile."
+    show_doc = "Show whether swk reads ELF symbols when GDB loads an objfile."
+
+    def __init__(self):
+        super().__init__("swk prewarm", gdb.COMMAND_STACK, gdb.PARAM_BOOLEAN)
+        self.value = True
+
+    def get_set_string(self):
+        ENABLED[0] = bool(self.value)
+        return ""
+
+    def get_show_string(self, svalue):
+        return f"swk reads ELF symbols when GDB loads an objfile: {svalue}."
+
+
+_PARAM = []
+
+
+def install():
+    _PARAM.append(PrewarmParameter())
+    gdb.events.new_objfile.connect(on_new_objfile)
+    for objfile in gdb.objfiles():     # objfiles loaded before swk was sourced
+        warm(objfile)
