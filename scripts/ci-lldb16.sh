@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# CI step for issue 6: rerun tests/test_lldb.py against LLDB 16 (Debian's lldb-16), then
-# put LLDB 22 back.  Debian's python3-lldb-N packages conflict with each other (and
-# lldb-22 depends on python3-lldb-22), so only one LLDB can be installed at a time.
-# Exits non-zero when the LLDB 16 tests fail or a swap fails; LLDB 22 is put back
-# either way.  Needs root or sudo, and the venv (scripts/setup.sh).
+# CI step for issue 6: rerun tests/test_lldb.py (and the LLDB tests of issue 8's robustness
+# files) against LLDB 16 (Debian's lldb-16), then put LLDB 22 back.  Debian's python3-lldb-N
+# packages conflict with each other (and lldb-22 depends on python3-lldb-22), so only one
+# LLDB can be installed at a time.  Exits non-zero when the LLDB 16 tests fail or a swap
+# fails; LLDB 22 is put back either way.  Needs root or sudo, and the venv (scripts/setup.sh).
 #   usage: scripts/ci-lldb16.sh [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,12 @@ if ! swap_to "$OLD_PKGS" "lldb-22"; then
   exit 1
 fi
 
-SWK_LLDB=lldb-16 .venv/bin/python -m pytest -q tests/test_lldb.py "$@"
+# the LLDB parts of issue 8's robustness tests (target untouched, running process, errors) too
+SWK_LLDB=lldb-16 .venv/bin/python -m pytest -q tests/test_lldb.py \
+  tests/test_target_untouched.py::test_lldb_leaves_the_target_untouched \
+  tests/test_session_robustness.py::test_lldb_running_process \
+  tests/test_session_robustness.py::test_lldb_the_walk_raising \
+  tests/test_session_robustness.py::test_lldb_every_stepper_raising "$@"
 status=$?
 
 echo "swk ci-lldb16: putting $NEW_PKGS back"

@@ -1,5 +1,6 @@
 """GDB commands: swk-bt and the `set/show swk ...` settings.  Kept thin: the
 walking is the core's, the rendering is swk_plugin.format's."""
+import json
 import traceback
 
 import gdb
@@ -9,6 +10,7 @@ from ...format import frame_info, frame_text, render, same_name, visible_frames
 from ...options import parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
+from .procstate import ThreadStateError, selected_thread
 
 
 class SwkPrefix(gdb.Command):
@@ -57,7 +59,7 @@ class DebugParameter(gdb.Parameter):
 
 def gdb_frames(thread):
     """GDB's own frames for a thread: [(level, pc, name, type)]; restores the selection."""
-    current = gdb.selected_thread()
+    current = selected_thread()
     try:
         sel = gdb.selected_frame()
     except gdb.error:
@@ -133,12 +135,13 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         try:
             self._invoke(arg)
         except SwkError as exc:
-            raise gdb.GdbError(str(exc)) from None
+            msg = str(exc)
+            raise gdb.GdbError(msg if msg.startswith("swk") else f"swk-bt: {msg}") from None
         except gdb.GdbError:
             raise
         except KeyboardInterrupt:
             raise gdb.GdbError("swk-bt: interrupted") from None
-        except Exception as exc:  # never a traceback inside GDB
+        except BaseException as exc:  # never a traceback inside GDB, nor its end (SystemExit)
             if sess.SESSION.debug:
                 traceback.print_exc()
             raise gdb.GdbError(f"swk-bt: internal error: {exc.__class__.__name__}: {exc} "
@@ -147,7 +150,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
     def _invoke(self, arg):
         opts = parse_bt_args(gdb.string_to_argv(arg), allow_full=True)
         session = sess.SESSION
-        walker = session.walker()
+        walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
         if opts.all:
             tids = ps.get_thread_ids()
@@ -159,7 +162,14 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         del walker.stepper_errors[:]
         for i, tid in enumerate(tids):
             num, os_tid = ps.thread_label(tid)
-            walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
+            try:
+                walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
+            except ThreadStateError as exc:
+                if not opts.all:
+                    raise
+                # non-stop mode: a running (or just exited) thread is one line; the others are walked
+                self._thread_state_line(opts, i, num, os_tid, exc)
+                continue
             if opts.all and not opts.json:
                 gdb.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
             if opts.compare:
@@ -170,6 +180,17 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         if session.debug:
             for name, exc in walker.stepper_errors:
                 gdb.write(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}\n", gdb.STDERR)
+
+    @staticmethod
+    def _thread_state_line(opts, i, num, os_tid, exc):
+        what = f"Thread {num} (LWP {os_tid}) {exc.state}"
+        if exc.state == "is running":
+            what += ": interrupt it to walk its stack"
+        if opts.json:
+            gdb.write(json.dumps({"thread": num, "tid": os_tid, "frames": [], "stop_reason": what,
+                                  "error": str(exc)}) + "\n")
+        else:
+            gdb.write(("\n" if i else "") + what + "\n")
 
     def _compare(self, walk, visible, thread, aout_path, verbose):
         everything = gdb_frames(thread)

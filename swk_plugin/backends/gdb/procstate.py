@@ -24,6 +24,25 @@ def thread_tid(thread):
     return lwp or tid or pid
 
 
+def selected_thread():
+    """gdb.selected_thread(), or None when no thread is selected, as after the selected
+    thread exited in non-stop mode (GDB 13 then raises SystemError)."""
+    try:
+        th = gdb.selected_thread()
+    except (SystemError, RuntimeError, gdb.error):
+        return None
+    return th if th is not None and th.is_valid() else None
+
+
+class ThreadStateError(RegisterError):
+    """A thread with no stack to walk now: it is running (non-stop mode, `continue &`)
+    or it has exited since GDB listed it.  ``state`` says which, for swk-bt -all's line."""
+
+    def __init__(self, message, state):
+        super().__init__(message)
+        self.state = state
+
+
 class GdbProcessState(ProcessState):
     def __init__(self, inferior=None):
         self.inferior = inferior or gdb.selected_inferior()
@@ -37,10 +56,14 @@ class GdbProcessState(ProcessState):
 
     # --- threads ---------------------------------------------------------------------
     def _threads(self):
-        if self._thread_map is None:
-            threads = sorted(self.inferior.threads(), key=lambda t: t.num)
-            self._thread_map = {thread_tid(t): t for t in threads}
-        return self._thread_map
+        """tid -> gdb.InferiorThread.  Kept for a stop, but made anew when a thread in it
+        has exited meanwhile (in non-stop mode threads come and go while others are
+        stopped, and GDB 13 has no event for a thread's exit)."""
+        m = self._thread_map
+        if m is None or not all(t.is_valid() for t in m.values()):
+            threads = sorted((t for t in self.inferior.threads() if t.is_valid()), key=lambda t: t.num)
+            m = self._thread_map = {thread_tid(t): t for t in threads}
+        return m
 
     def invalidate(self):
         super().invalidate()
@@ -50,19 +73,23 @@ class GdbProcessState(ProcessState):
         return list(self._threads())
 
     def get_default_thread(self):
-        th = gdb.selected_thread()
+        th = selected_thread()
         if th is None or th.inferior != self.inferior:
             ids = self.get_thread_ids()
             if not ids:
                 raise NoProcessError("no process: start the program or load a core file")
+            if th is None:
+                # non-stop mode: the selected thread exited ("The current thread has terminated")
+                raise NoProcessError("swk-bt: no thread is selected (the selected thread has exited): "
+                                     "select one with `thread N`, or use swk-bt -all")
             return ids[0]
         return thread_tid(th)
 
     def gdb_thread(self, tid):
-        try:
-            return self._threads()[tid]
-        except KeyError:
-            raise RegisterError(f"no thread with id {tid}") from None
+        th = self._threads().get(tid)
+        if th is None:
+            raise ThreadStateError(f"thread {tid} has exited", "has exited")
+        return th
 
     def thread_label(self, tid):
         th = self._threads().get(tid)
@@ -74,13 +101,24 @@ class GdbProcessState(ProcessState):
     # --- registers -------------------------------------------------------------------
     def _read_registers(self, tid):
         th = self.gdb_thread(tid)
+        try:
+            return self._read_thread_registers(th)
+        except RuntimeError:
+            if th.is_valid():
+                raise
+            # the thread exited meanwhile ("Thread no longer exists.")
+            raise ThreadStateError(f"thread {tid} has exited", "has exited") from None
+
+    def _read_thread_registers(self, th):
+        if not th.is_valid() or th.is_exited():
+            raise ThreadStateError(f"thread {th.num} has exited", "has exited")
         if th.is_running():
-            raise RegisterError(f"thread {th.num} is running: interrupt it first")
-        if th.is_exited():
-            raise RegisterError(f"thread {th.num} has exited")
-        current = gdb.selected_thread()
+            raise ThreadStateError(f"thread {th.num} is running: interrupt it first", "is running")
+        current = selected_thread()
         frame = None
-        if current is not None and current != th:
+        if current is None:
+            th.switch()   # no thread is selected (non-stop: it exited): GDB reads the selected one
+        elif current != th:
             try:
                 frame = gdb.selected_frame()
             except gdb.error:
@@ -211,6 +249,9 @@ class GdbLibraryState(LibraryState):
                 continue
             seen.add(path)
             libs.append(Library(path, l_addr, open_library_module))
+        interp = interpreter_library(exe_mod, auxv, libs)
+        if interp is not None:
+            libs.append(interp)
         ehdr = auxv.get(AT_SYSINFO_EHDR)
         if ehdr:
             try:
@@ -264,6 +305,27 @@ class GdbLibraryState(LibraryState):
             return self.ps.read_pointer(self.r_debug + 2 * self.ps.arch.ptr_size)
         except MemoryReadError:
             return 0
+
+
+def interpreter_library(exe_mod, auxv, libs):
+    """The dynamic linker as a Library when the link map does not list it yet: from the
+    moment the kernel starts the process (at ld.so's _start) until ld.so has made its
+    link map, only the auxiliary vector (AT_BASE) and the program's PT_INTERP tell where
+    it is.  None when it is listed already, or the program has no interpreter."""
+    base = auxv.get(AT_BASE)
+    if not base or any(lib.base == base and not getattr(lib, "is_aout", False) for lib in libs):
+        return None
+    try:
+        segs = exe_mod.segments("PT_INTERP")
+        if not segs:
+            return None
+        _type, _vaddr, _memsz, _flags, offset, filesz = segs[0]
+        path = exe_mod.read_file(offset, filesz).split(b"\0", 1)[0].decode("utf-8", "replace")
+    except Exception:  # a bad header costs only the dynamic linker's frames
+        return None
+    if not path or any(os.path.realpath(lib.path) == os.path.realpath(path) for lib in libs):
+        return None
+    return Library(path, base, open_library_module)
 
 
 def read_proc_maps(pid):

@@ -3,7 +3,7 @@ import gdb
 
 from ...errors import NoProcessError
 from ...walker import DEFAULT_FRAME_CAP, Walker
-from .procstate import TARGET, GdbProcessState
+from .procstate import TARGET, GdbProcessState, selected_thread
 
 
 class Session:
@@ -14,17 +14,23 @@ class Session:
         #: Called whenever cached knowledge of the target goes stale (the unwinder's caches).
         self.listeners = []
 
-    def walker(self, inferior=None):
-        """The Walker for the selected inferior, checked to have a stopped process or a core."""
+    def walker(self, inferior=None, all_threads=False):
+        """The Walker for the selected inferior, checked to have a stopped process or a core:
+        the selected thread stopped, or with ``all_threads`` (swk-bt -all) any thread."""
         inferior = inferior or gdb.selected_inferior()
         TARGET.refresh()
-        if not inferior.threads():
+        threads = [t for t in inferior.threads() if t.is_valid()]
+        if not threads:
             if inferior.progspace is None or inferior.progspace.filename is None:
                 raise NoProcessError("swk-bt: no process: load a program and run it, attach, or load a core file")
             raise NoProcessError("swk-bt: the program is not being run (no stack)")
-        th = gdb.selected_thread()
-        if th is not None and th.is_running():
-            raise NoProcessError("swk-bt: the selected thread is running: interrupt it first")
+        if all_threads:
+            if all(t.is_running() for t in threads):
+                raise NoProcessError("swk-bt: the program is running: interrupt it first")
+        else:
+            th = selected_thread()
+            if th is not None and th.is_running():
+                raise NoProcessError("swk-bt: the selected thread is running: interrupt it first")
         return self.walker_for(inferior)
 
     def walker_for(self, inferior):

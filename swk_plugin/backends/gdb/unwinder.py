@@ -25,7 +25,7 @@ from ...frame import Frame
 from ...stepper import Gcf
 from ...steppers.context import function_at, module_at
 from ...steppers.debug import find_row
-from .procstate import TARGET
+from .procstate import TARGET, selected_thread
 
 DECLINE, SWK, CHECK = "gdb", "swk", "check"
 MAX_FRAME = 1 << 28
@@ -63,7 +63,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         TARGET.in_unwinder = True
         try:
             return self._unwind(pending_frame)
-        except Exception as exc:  # an unwinder must never break GDB
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # an unwinder must never break GDB (nor end it: SystemExit)
             self._report(exc)
             return None
         finally:
@@ -82,7 +84,7 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if kind == CHECK:
             # GDB asks about most frames twice: a verdict for this thread's frame at this
             # level and pc stands until the target changes (forget() clears it).
-            th = gdb.selected_thread()
+            th = selected_thread()
             key = (th.global_num if th is not None else None, pf.level(), pc)
             if key in self.declined:
                 return None
@@ -101,7 +103,13 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         level = pf.level()
         frame.is_top = level == 0
         frame.non_call = not frame.is_top and not self._after_call(walker, pc)
+        n_errors = len(walker.stepper_errors)
         res = walker.step(frame)
+        if len(walker.stepper_errors) > n_errors:   # swk-bt shows its own; these would pile up for ever
+            if self.session.debug:
+                for name, exc in walker.stepper_errors[n_errors:]:
+                    gdb.write(f"swk unwinder: {name} raised {exc.__class__.__name__}: {exc}\n", gdb.STDERR)
+            del walker.stepper_errors[n_errors:]
         if res.status is not Gcf.SUCCESS:
             return None
         caller = res.caller
@@ -158,7 +166,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         key = (exc.__class__.__name__, str(exc))
         if key in self.reported and not self.session.debug:
             return
-        self.reported.add(key)
+        if len(self.reported) < 256:   # bounded: past that, a new problem is shown each time
+            self.reported.add(key)
         gdb.write(f"swk unwinder: declined a frame after an internal error: {exc.__class__.__name__}: "
                   f"{exc} (shown once; set swk debug on for details)\n", gdb.STDERR)
         if self.session.debug:

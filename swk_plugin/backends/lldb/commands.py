@@ -59,6 +59,7 @@ class SwkBtCommand:
         return BT_HELP
 
     def __call__(self, debugger, command, exe_ctx, result):
+        SESSION.enter_command()   # before any SB call: see Session.enter_command
         try:
             lines = self._run(debugger, command, exe_ctx)
             if lines:
@@ -68,12 +69,14 @@ class SwkBtCommand:
             result.SetError(str(exc))
         except KeyboardInterrupt:
             result.SetError("swk-bt: interrupted")
-        except Exception as exc:  # never a traceback inside LLDB
+        except BaseException as exc:  # never a traceback inside LLDB, nor its end (SystemExit)
             path = SESSION.log(f"swk-bt {command!r}: {exc.__class__.__name__}: {exc}", exc)
             if SESSION.debug:
                 import traceback
                 traceback.print_exc()
             result.SetError(f"swk-bt: internal error: {exc.__class__.__name__}: {exc} (details in {path})")
+        finally:
+            SESSION.leave_command()
 
     def _run(self, debugger, command, exe_ctx):
         try:
@@ -168,15 +171,18 @@ class SwkSettingsCommand:
         return SETTINGS_HELP
 
     def __call__(self, debugger, command, exe_ctx, result):
+        SESSION.enter_command()   # before any SB call: see Session.enter_command
         try:
             result.AppendMessage(self._run(debugger, shlex.split(command or "")))
             result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
         except SwkError as exc:
             result.SetError(str(exc))
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt and SystemExit too: one line, LLDB goes on
             path = SESSION.log(f"swk-settings {command!r}: {exc}", exc)
             result.SetError(f"swk-settings: internal error: {exc.__class__.__name__}: {exc} "
                             f"(details in {path})")
+        finally:
+            SESSION.leave_command()
 
     def _run(self, debugger, argv):
         if not argv:

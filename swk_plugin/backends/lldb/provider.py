@@ -45,8 +45,22 @@ WATCHER_NAME = "swk_frame_provider"
 
 #: (process unique id, tid) -> (stop id, provider): LLDB's own frames for swk-bt -compare.
 LATEST = {}
+
+
+def remember(process, tid, provider):
+    """LATEST[(process, tid)] = (stop id, provider), forgetting the entries of the process's
+    earlier stops: a long session with threads coming and going would otherwise keep a
+    provider (and its walk) for every thread it ever had."""
+    uid, sid = process.GetUniqueID(), process.GetStopID()
+    for key in [k for k, (s, _p) in LATEST.items() if k[0] == uid and s != sid]:
+        del LATEST[key]
+    if len(LATEST) >= 256:   # other processes' (a session that ran many)
+        LATEST.clear()
+    LATEST[(uid, tid)] = (sid, provider)
+
+
 #: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
-STATS = {"swk": 0, "lldb": 0, "providers": 0}
+STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0}
 
 
 class SwkFrameProvider(ScriptedFrameProvider):
@@ -55,6 +69,11 @@ class SwkFrameProvider(ScriptedFrameProvider):
         return "swk: frames found by swk's stack walker where LLDB's own unwinder is wrong"
 
     def __init__(self, input_frames, args):
+        # No SB call here: LLDB may make a provider on its event thread while swk-bt runs on
+        # the main one (see Session.enter_command); the base class's are made in _setup().
+        self._init_args = (input_frames, args)
+        self._ready = False
+        self._bypassed = False  # LLDB's own frames for this stop (swk-bt ran elsewhere)
         self.input_frames = None
         self.thread = self.process = self.target = None
         self._out = []          # output frames: int (LLDB frame index) or dict (swk frame)
@@ -67,18 +86,37 @@ class SwkFrameProvider(ScriptedFrameProvider):
         self._real = None       # [(pc, sp, inlined, artificial)] of LLDB's frames
         self._index = None      # (pc, sp) -> sorted LLDB frame indices
         self._regs0 = None      # frame 0's registers
-        try:
-            super().__init__(input_frames, args)
-            STATS["providers"] += 1
-            if self.process is not None and self.thread is not None:
-                LATEST[(self.process.GetUniqueID(), self.thread.GetThreadID())] = (
-                    self.process.GetStopID(), self)
-        except Exception as exc:  # never let LLDB see an exception
-            self._fail(exc)
+        STATS["providers"] += 1
+
+    def _setup(self):
+        self._ready = True
+        super().__init__(*self._init_args)
+        if self.process is not None and self.thread is not None:
+            remember(self.process, self.thread.GetThreadID(), self)
 
     # --- LLDB's entry point -----------------------------------------------------------------
     def get_frame_at_index(self, index):
+        if self._bypassed or not SESSION.provider_enter():
+            return self._bypass(index)
         try:
+            return self._frame_at_index(index)
+        finally:
+            SESSION.provider_exit()
+
+    def _bypass(self, index):
+        """swk-bt runs on another thread: no SB call may be made (it would deadlock LLDB).
+        LLDB's own frames for this stop, unless swk's were shown already (then the stack ends)."""
+        if not self._bypassed:
+            self._bypassed = True
+            STATS["bypassed"] += 1
+        if self._real is None and not self._out:
+            return index   # LLDB checks the index against its own frames
+        return self._passthrough(index)
+
+    def _frame_at_index(self, index):
+        try:
+            if not self._ready:
+                self._setup()
             if self._real is None:
                 self._snapshot()
             if self._failed or not SESSION.provider_enabled:
@@ -95,7 +133,7 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 STATS["lldb"] += 1
                 return entry
             return None
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit too: LLDB would swallow it and end the stack
             self._fail(exc)
             return self._passthrough(index)
 
@@ -148,7 +186,9 @@ class SwkFrameProvider(ScriptedFrameProvider):
             want *= 8
         if walk is not None:
             want = max(want, len(walk) * 8)
+        n_errors = len(walker.stepper_errors)
         self._walk = walker.walk_stack(tid, max_frames=min(want, walker.frame_cap))
+        del walker.stepper_errors[n_errors:]   # swk-bt shows its own; these would pile up for ever
         return self._walk
 
     def _place_next(self):
