@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-PKGS="gdb gcc g++ binutils elfutils python3 python3-venv python3.11-venv libpython3.11-dev libc6-dbg lldb-22 python3-lldb-22"
+PKGS="gdb gcc g++ binutils elfutils python3 python3-venv python3.11-venv libpython3.11-dev libc6-dbg lldb-22 python3-lldb-22 nodejs perl tcl sqlite3 xz-utils gzip bash strace"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
