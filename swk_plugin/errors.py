@@ -25,3 +25,8 @@ class NoProcessError(SwkError):
 
 class BadFileError(SwkError):
     """A file (ELF, core, debug info) that could not be read or is malformed."""
+
+
+class RuleError(SwkError):
+    """An unwind rule that cannot be applied to a frame (its CFA register unknown, an
+    expression that fails)."""

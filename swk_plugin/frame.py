@@ -31,7 +31,7 @@ class Location:
 
     @classmethod
     def from_tuple(cls, t):
-        """From the CFI interpreter's ('addr', a) / ('reg', r) pairs."""
+        """From an UnwindResult's ('addr', a) / ('reg', r) pairs."""
         if t is None:
             return UNKNOWN_LOCATION
         kind, val = t
@@ -64,7 +64,7 @@ class Frame:
 
     __slots__ = ("ra", "sp", "fp", "ra_location", "sp_location", "fp_location", "regs", "reg_locations",
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
-                 "trust", "_sym", "_lib", "_prev")
+                 "trust", "callee_cfa", "callee_kind", "_sym", "_lib", "_prev")
 
     def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None):
         self.ra, self.sp, self.fp = ra, sp, fp
@@ -82,6 +82,10 @@ class Frame:
         self.kind = FrameKind.NORMAL
         self.cfa = None           # canonical frame address once the frame has been stepped through
         self.trust = "context"    # how the frame was found: context, cfi, frame-pointer, ...
+        #: What the step that found this frame learned about its callee, recorded on the
+        #: callee by the walker once it accepts this frame (steppers never change a callee).
+        self.callee_cfa = None
+        self.callee_kind = None
         self._sym = None
         self._lib = False
         self._prev = None

@@ -1,12 +1,35 @@
-"""ProcessState and LibraryState: how the walker sees a target.
+"""ProcessState and LibraryState: the contract between the walker and a back-end.
 
-A back-end (gdb, lldb, a core file, ptrace, synthetic memory in tests)
-implements ``_read_raw``, ``_read_registers``, ``get_thread_ids`` and a
-LibraryState.  Everything else here is shared: page caching, pointer reads,
-per-stop invalidation.
+A back-end (GDB, LLDB, a core file, ptrace, a user's callbacks, synthetic
+memory in tests) subclasses both, as pwndbg's debugger interface is
+subclassed per debugger.  What it must provide:
+
+ProcessState
+  ``read_raw(addr, size)``            target memory, or MemoryReadError
+  ``read_thread_registers(thread)``   {DWARF regno: value} of a thread's innermost frame
+  ``get_thread_ids()``                the threads (any hashable id; the OS tid by convention)
+  and may provide ``memory_regions()`` (its mappings), ``thread_label(thread)``,
+  ``get_process_id()``, ``get_default_thread()``.
+LibraryState
+  ``scan()``                          the loaded files now: [Library]
+
+Everything else is shared here: page-cached memory, registers read once per
+thread per stop, pointer reads, the library index and load/unload news.
+
+What a back-end must drop, and when (swk_plugin/cache.py has the whole rule):
+
+* on every stop, resume, memory or register write: ``ProcessState.invalidate()``
+  — pages, registers, mappings, walks and everything in ``ProcessState.cache``;
+* when the library list may have changed (a debugger's objfile or module
+  event, a dlopen seen at a stop): ``LibraryState.mark_dirty()``; the next
+  lookup rescans, and if the list changed its ``cache`` is dropped, its
+  ``generation`` moves on and listeners (the steppers) hear of each load and
+  unload.
 """
+import abc
 import bisect
 
+from .cache import Cache
 from .errors import MemoryReadError, RegisterError
 
 PAGE = 4096
@@ -36,7 +59,7 @@ class MemoryRegion:
         return f"<MemoryRegion 0x{self.start:x}-0x{self.end:x} {self.perms} {self.name}>"
 
 
-class ProcessState:
+class ProcessState(abc.ABC):
     """Access to one target process (spec: ProcessState).
 
     Memory is cached by page until ``invalidate()``: a stop, a resume, or a
@@ -53,18 +76,21 @@ class ProcessState:
         self._regs = {}
         self._region_index = None
         self.generation = 0
+        #: What this stop's memory and registers decide (dropped by invalidate()).
+        self.cache = Cache("stop")
 
     # --- what a back-end provides -------------------------------------------------
-    def _read_raw(self, addr, size):
+    @abc.abstractmethod
+    def read_raw(self, addr, size):
         """Read target memory, or raise MemoryReadError."""
-        raise NotImplementedError
 
-    def _read_registers(self, thread):
+    @abc.abstractmethod
+    def read_thread_registers(self, thread):
         """Return {dwarf regno: value} for the innermost frame of ``thread``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def get_thread_ids(self):
-        raise NotImplementedError
+        """The target's threads."""
 
     def get_default_thread(self):
         threads = self.get_thread_ids()
@@ -116,14 +142,21 @@ class ProcessState:
         self._bad_pages.clear()
         self._regs.clear()
         self._region_index = None
+        self.cache.clear()
         self.generation += 1
+
+    @property
+    def library_cache(self):
+        """The cache whose lifetime is the current library list (the stop's without one)."""
+        libs = self.library_state
+        return libs.cache if libs is not None else self.cache
 
     def get_registers(self, thread=None):
         if thread is None:
             thread = self.get_default_thread()
         regs = self._regs.get(thread)
         if regs is None:
-            regs = self._regs[thread] = dict(self._read_registers(thread))
+            regs = self._regs[thread] = dict(self.read_thread_registers(thread))
         return regs
 
     def get_reg_value(self, reg, thread=None):
@@ -142,7 +175,7 @@ class ProcessState:
         if base in self._bad_pages:
             return None
         try:
-            page = self._read_raw(base, PAGE)
+            page = self.read_raw(base, PAGE)
             if len(page) != PAGE:
                 raise MemoryReadError(base)
         except MemoryReadError:
@@ -178,7 +211,7 @@ class ProcessState:
 
     def _read_uncached(self, addr, size):
         """A page could not be read whole (a partly mapped page): read exactly."""
-        return self._read_raw(addr, size)
+        return self.read_raw(addr, size)
 
     def read_pointer(self, addr):
         n = self.arch.ptr_size
@@ -251,10 +284,10 @@ LIBRARY_LOAD = "load"
 LIBRARY_UNLOAD = "unload"
 
 
-class LibraryState:
+class LibraryState(abc.ABC):
     """The target's loaded DSOs (spec: LibraryState).
 
-    Back-ends implement ``_scan()`` returning the current list of Library;
+    Back-ends implement ``scan()`` returning the current list of Library;
     this class keeps an address index and tells listeners (the StepperGroup)
     of loads and unloads.
     """
@@ -267,9 +300,12 @@ class LibraryState:
         self._last = None         # the span found last: most lookups hit it again
         self.dirty = False
         self.generation = 0
+        #: What the loaded files and their addresses decide (dropped when the list changes).
+        self.cache = Cache("libraries")
 
-    def _scan(self):
-        raise NotImplementedError
+    @abc.abstractmethod
+    def scan(self):
+        """The libraries loaded now, the executable first if known: [Library]."""
 
     def add_listener(self, fn):
         """fn(library, change) is called with LIBRARY_LOAD / LIBRARY_UNLOAD."""
@@ -278,12 +314,13 @@ class LibraryState:
     def notify_of_update(self):
         """The library list may have changed: rescan and tell listeners the difference."""
         old = {lib.as_pair(): lib for lib in (self._libs or ())}
-        fresh = self._scan()
+        fresh = self.scan()
         new = {lib.as_pair(): lib for lib in fresh}
         for key, lib in new.items():
             if key in old:  # keep the already loaded module and caches
                 new[key] = old[key]
-        self._set(list(new.values()))
+        changed = new.keys() != old.keys()
+        self._set(list(new.values()), changed)
         for key, lib in old.items():
             if key not in new:
                 self._tell(lib, LIBRARY_UNLOAD)
@@ -295,7 +332,7 @@ class LibraryState:
         for fn in self._listeners:
             fn(lib, change)
 
-    def _set(self, libs):
+    def _set(self, libs, changed=True):
         self._libs = libs
         spans = []
         for lib in libs:
@@ -304,7 +341,9 @@ class LibraryState:
         spans.sort(key=lambda s: s[0])
         self._spans = spans
         self._starts = [s[0] for s in spans]
-        self.generation += 1
+        if changed:
+            self.cache.clear()
+            self.generation += 1
 
     @staticmethod
     def _lib_spans(lib):
@@ -319,7 +358,8 @@ class LibraryState:
         """The library list may have changed (an event said so): rescan before the next use."""
         self.dirty = True
 
-    def _ensure(self):
+    def ensure_current(self):
+        """Rescan now if the list may have changed (or was never read)."""
         if self._libs is None or self.dirty:
             self.dirty = False
             self.notify_of_update()
@@ -327,11 +367,11 @@ class LibraryState:
     def get_libraries(self, allow_refresh=False):
         if allow_refresh:
             self.dirty = True
-        self._ensure()
+        self.ensure_current()
         return list(self._libs)
 
     def get_library_at_addr(self, addr):
-        self._ensure()
+        self.ensure_current()
         last = self._last
         if last is not None and last[0] <= addr < last[1] and last[3] == self.generation:
             return last[2]
@@ -348,7 +388,7 @@ class LibraryState:
         return None
 
     def _find(self, pred):
-        self._ensure()
+        self.ensure_current()
         for lib in self._libs:
             if pred(lib.path.rsplit("/", 1)[-1]):
                 return lib
@@ -362,7 +402,7 @@ class LibraryState:
         return lib or self.get_libc()  # glibc >= 2.34 has threads inside libc
 
     def get_aout(self):
-        self._ensure()
+        self.ensure_current()
         for lib in self._libs:
             if getattr(lib, "is_aout", False):
                 return lib

@@ -10,6 +10,17 @@ class Gcf(enum.Enum):
     ERROR = "error"              # gcf_error: abort the walk
 
 
+class Note(str):
+    """A stepper's reason for not_me or stackbottom that also says what it found about the
+    frame anyway, for the walker to record: a signal trampoline whose saved context is
+    unreadable is still a signal frame (``kind``); the outermost frame still has a CFA."""
+
+    def __new__(cls, text, kind=None, cfa=None):
+        self = super().__new__(cls, text)
+        self.kind, self.cfa = kind, cfa
+        return self
+
+
 class FrameStepper:
     """Base class.  Subclasses set ``name`` and ``priority`` and implement get_caller_frame.
 
@@ -26,7 +37,9 @@ class FrameStepper:
         self.group = None
 
     def get_caller_frame(self, frame):
-        """Return (Gcf, caller Frame or None).  ``frame`` is the callee."""
+        """Return (Gcf, caller Frame) on success, else (Gcf, reason).  ``frame`` is the
+        callee: a stepper never changes it (what it learns about it travels on the caller,
+        ``callee_cfa``/``callee_kind``, or on a Note)."""
         raise NotImplementedError
 
     # --- spec names ------------------------------------------------------------------

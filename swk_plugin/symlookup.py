@@ -4,6 +4,8 @@ The default looks an address up in the ELF symbol tables of the library
 that holds it (its .symtab, its separate debug file's, its .dynsym), by
 binary search over tables built the first time a module is asked.
 """
+from .elf.lines import module_lines
+from .elf.symbols import module_symbols
 from .frame import FrameKind
 
 
@@ -35,32 +37,6 @@ class SymbolLookup:
         return self.walker.process_state if self.walker else None
 
 
-def module_symbols(module):
-    """The module's SymbolTable, built once; None if it cannot be read."""
-    table = getattr(module, "_swk_symbols", False)
-    if table is False:
-        try:
-            from .elf.symbols import SymbolTable
-            table = SymbolTable.from_module(module)
-        except Exception:
-            table = None
-        module._swk_symbols = table
-    return table
-
-
-def module_lines(module):
-    """The module's LineTable, built once; None without DWARF line info."""
-    table = getattr(module, "_swk_lines", False)
-    if table is False:
-        try:
-            from .elf.lines import LineTable
-            table = LineTable.from_module(module)
-        except Exception:
-            table = None
-        module._swk_lines = table
-    return table
-
-
 class SymbolHit:
     """The opaque object of the default lookup: the symbol, in target addresses."""
     __slots__ = ("symbol", "library", "value", "size")
@@ -82,26 +58,17 @@ class SymbolHit:
 class ElfSymbolLookup(SymbolLookup):
     """Names as GDB's bt shows them: the DWARF function's name where the module
     (or its separate debug file) has one, else the ELF symbol, demangled.
-    Answers are remembered per address until the libraries change."""
-
-    def __init__(self, walker=None, exec_path=""):
-        super().__init__(walker, exec_path)
-        self._memo = {}
+    Answers are remembered per address until the libraries change (LibraryState.cache)."""
 
     def lookup_at_addr(self, addr):
         libs = self.walker.process_state.library_state if self.walker else None
         if libs is None:
             return None
-        memo = self._memo
-        if memo.get(None) != libs.generation:   # libraries changed: names may have too
-            memo.clear()
-            memo[None] = libs.generation
+        libs.ensure_current()          # a rescan that changes the list drops the memo
+        memo = libs.cache.memo("names")
         hit = memo.get(addr, memo)
         if hit is memo:
-            if len(memo) > 65536:
-                memo.clear()
-                memo[None] = libs.generation
-            hit = memo[addr] = self._lookup(libs, addr)
+            hit = memo.put(addr, self._lookup(libs, addr))
         return hit
 
     def _lookup(self, libs, addr):

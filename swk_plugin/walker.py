@@ -8,9 +8,13 @@ walk ends with a stated reason and within a frame cap.
 from . import __version__
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
-from .stepper import Gcf
-from .steppers.context import is_executable
+from .locals import function_at as dwarf_function_at, frame_variables as dwarf_frame_variables, read_variable
+from .locals.frames import entry_regs, frame_scopes
+from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
+from .steppers import default_steppers as make_default_steppers
+from .symlookup import ElfSymbolLookup
+from .unwind.modules import is_executable
 
 DEFAULT_FRAME_CAP = 100_000
 
@@ -35,6 +39,9 @@ class StackWalk(list):
         self.complete = complete
         #: True when the walk stopped at a frame count the caller asked for.
         self.limited = False
+        #: What display and locals work out about this walk (shown frames, entry values,
+        #: texts): it lives as long as the walk, which the process state keeps one stop.
+        self.derived = {}
 
 
 class StepResult:
@@ -56,8 +63,7 @@ class Walker:
         if stepper_group is None:
             stepper_group = StepperGroup(self)
             if default_steppers:
-                from .steppers import default_steppers as make_defaults
-                for stepper in make_defaults(self):
+                for stepper in make_default_steppers(self):
                     stepper_group.add_stepper(stepper)
         stepper_group.walker = self
         for stepper in stepper_group.steppers:  # a group built before its walker
@@ -65,14 +71,12 @@ class Walker:
                 stepper.walker = self
         self.stepper_group = stepper_group
         if symbol_lookup is None:
-            from .symlookup import ElfSymbolLookup
             symbol_lookup = ElfSymbolLookup(self)
         symbol_lookup.walker = self
         self.symbol_lookup = symbol_lookup
         self.frame_cap = frame_cap
         #: (stepper name, exception) for every unexpected error a stepper raised (swk debug shows them).
         self.stepper_errors = []
-        self._walks = {}
         libs = process_state.library_state
         if libs is not None:
             libs.add_listener(stepper_group.new_library_notification)
@@ -127,7 +131,9 @@ class Walker:
         """Try steppers in order for ``frame``; return a StepResult.
 
         ``seen``: the (pc, sp) pairs of the walk so far; a caller repeating one is
-        implausible like any other and the next stepper is asked."""
+        implausible like any other and the next stepper is asked.  Once a caller is
+        accepted, what its step found about ``frame`` (its CFA, a signal trampoline)
+        is recorded on ``frame``: steppers never change it themselves."""
         group = self.stepper_group
         addr = frame.lookup_pc
         stepper = None
@@ -150,6 +156,8 @@ class Walker:
                 notes.append(f"{stepper.name}: internal error ({exc.__class__.__name__}: {exc})")
                 continue
             status, caller = out if isinstance(out, tuple) else (out, None)
+            if isinstance(caller, Note):
+                self.note_callee(frame, caller.kind, caller.cfa)
             if status is Gcf.SUCCESS:
                 problem = self.check_caller(frame, caller)
                 if not problem and seen is not None and (caller.ra, caller.sp) in seen:
@@ -157,6 +165,7 @@ class Walker:
                 if problem:
                     notes.append(f"{stepper.name}: {problem}")
                     continue
+                self.note_callee(frame, caller.callee_kind, caller.callee_cfa)
                 caller.stepper = stepper
                 caller.walker = self
                 caller.thread = frame.thread
@@ -171,18 +180,29 @@ class Walker:
             if isinstance(caller, str) and caller:
                 notes.append(f"{stepper.name}: {caller}")
 
+    @staticmethod
+    def note_callee(frame, kind, cfa):
+        """What a step found about ``frame`` itself: its CFA, and whether it is a signal
+        trampoline (then it is named at its pc, not pc-1)."""
+        if cfa is not None:
+            frame.cfa = cfa
+        if kind is not None and kind != frame.kind:
+            frame.kind = kind
+            frame.set_ra(frame.ra)
+
     def check_caller(self, callee, caller):
         """Why ``caller`` cannot be the caller of ``callee``, or '' if it is plausible."""
         arch = self.process_state.arch
         if caller is None:
             return "no caller frame"
-        if callee.kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
+        callee_kind = caller.callee_kind or callee.kind
+        if callee_kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
             return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         if caller.ra == 0:
             return ""  # a zero return address ends the walk; the loop handles it
         if not arch.is_canonical(caller.ra):
             return f"return address 0x{caller.ra:x} is not a user-space address"
-        if not is_executable(self, caller.ra):
+        if not is_executable(self.process_state, caller.ra):
             return f"return address 0x{caller.ra:x} is not in executable memory"
         return ""
 
@@ -203,16 +223,13 @@ class Walker:
         if thread is None:
             thread = ps.get_default_thread()
         libs = ps.library_state
-        key = (thread, max_frames, self.frame_cap, ps.generation, libs.generation if libs else None)
-        walk = self._walks.get(key)
+        walks = ps.cache.memo("walks", 64)
+        key = (id(self), thread, max_frames, self.frame_cap, libs.generation if libs else None)
+        walk = walks.get(key)
         if walk is not None:
             return walk
         frame = self.get_initial_frame(thread)
-        walk = self.walk_stack_from_frame(frame, max_frames=max_frames)
-        if len(self._walks) > 64 or any(k[3] != ps.generation for k in self._walks):
-            self._walks.clear()
-        self._walks[key] = walk
-        return walk
+        return walks.put(key, self.walk_stack_from_frame(frame, max_frames=max_frames))
 
     def walk_stack_from_frame(self, frame, max_frames=None):
         """Walk from ``frame`` to the bottom of the stack (spec: walkStackFromFrame)."""
@@ -224,7 +241,7 @@ class Walker:
                 walk.limited = cap != self.frame_cap
                 walk.stop_reason = (f"stopped after {cap} frames as asked" if walk.limited
                                     else f"frame cap of {cap} reached")
-                self.step(frame)  # steppers classify the last frame (a signal trampoline?) as they go
+                self.step(frame)  # the step records what the last frame is (a signal trampoline?)
                 break
             res = self.step(frame, seen)
             if res.status is Gcf.STACKBOTTOM:
@@ -250,31 +267,28 @@ class Walker:
     # --- local variables (spec: "Accessing Local Variables") ---------------------------------
     def get_function_for_frame(self, frame):
         """The DWARF function holding a frame's pc (spec: getFunctionForFrame), or None."""
-        from . import locals as engine
         lib = frame.library
         if lib is None or lib.module is None:
             return None
         try:
-            return engine.function_at(lib.module, frame.lookup_pc - lib.base)
+            return dwarf_function_at(lib.module, frame.lookup_pc - lib.base)
         except Exception:
             return None
 
     def frame_scopes(self, walk, index):
         """The DWARF scopes at walk[index]'s pc: inlined calls innermost first, then the function."""
-        from .display import frame_scopes
         return frame_scopes(walk[index])
 
     def frame_variables(self, walk, index, scope=None):
         """(arguments, locals) of walk[index] in the function (or the given inline scope)
         — the Variables GDB's `info args` / `info locals` list, in its order."""
-        from . import locals as engine
         frame = walk[index]
         lib = frame.library
         if scope is None:
             scope = self.get_function_for_frame(frame)
         if scope is None or lib is None:
             return [], []
-        return engine.frame_variables(scope, frame.lookup_pc - lib.base)
+        return dwarf_frame_variables(scope, frame.lookup_pc - lib.base)
 
     def get_local_variable_value(self, variable, walk, frame_index, buffer_size=None):
         """(code, bytes) for a variable in walk[frame_index] (spec: getLocalVariableValue).
@@ -283,8 +297,6 @@ class Walker:
         not of that frame's function; EOUTOFSCOPE when it is, but not live at the pc;
         EBUFFERSIZE when ``buffer_size`` is smaller than the value; EUNKNOWN when its value
         cannot be known (optimized out, or a register the walk could not recover)."""
-        from . import locals as engine
-        from .display import _entry_regs
         if not isinstance(frame_index, int) or not 0 <= frame_index < len(walk):
             return Glvv.EPARAM, None
         frame = walk[frame_index]
@@ -300,9 +312,9 @@ class Walker:
             return Glvv.EOUTOFSCOPE, None
         ps = self.process_state
         try:
-            vv = engine.read_variable(variable, addr=addr, regs=frame.regs, cfa=frame.cfa,
+            vv = read_variable(variable, addr=addr, regs=frame.regs, cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                      entry_regs=_entry_regs(walk, frame_index),
+                                      entry_regs=entry_regs(walk, frame_index),
                                       libraries=ps.library_state.get_libraries())
         except Exception:
             return Glvv.EUNKNOWN, None

@@ -1,5 +1,6 @@
 """A synthetic target for debugger-free tests: registers, sparse memory, fake modules."""
 from swk_plugin.arch import X86_64
+from swk_plugin.cache import ModuleCache
 from swk_plugin.errors import MemoryReadError
 from swk_plugin.procstate import Library, LibraryState, MemoryRegion, ProcessState
 
@@ -41,8 +42,9 @@ class FakeModule:
         self.name = self.path = name
         self._text = text
         self._sections = {s.name: s for s in sections}
-        self._swk_symbols = FakeSymbols([FakeSymbol(*s) for s in symbols])
-        self._swk_lines = None
+        self.cache = ModuleCache()
+        self.cache.set("symbols", FakeSymbols([FakeSymbol(*s) for s in symbols]))
+        self.cache.set("lines", None)
         self.debug_file = None
         self._debug_file_resolved = True
 
@@ -61,7 +63,7 @@ class FakeLibraryState(LibraryState):
         super().__init__()
         self.libs = libs
 
-    def _scan(self):
+    def scan(self):
         return list(self.libs)
 
 
@@ -87,7 +89,7 @@ class FakeProcess(ProcessState):
     def write_words(self, addr, *words):
         self.write(addr, b"".join(w.to_bytes(8, "little") for w in words))
 
-    def _read_raw(self, addr, size):
+    def read_raw(self, addr, size):
         self.reads += 1
         out = bytearray()
         a = addr
@@ -102,7 +104,7 @@ class FakeProcess(ProcessState):
                 raise MemoryReadError(a)
         return bytes(out)
 
-    def _read_registers(self, thread):
+    def read_thread_registers(self, thread):
         return self.regs_by_thread[thread]
 
     def get_thread_ids(self):

@@ -14,9 +14,9 @@ import time
 import capstone
 import pytest
 
-from swk_plugin.analysis import FrameRule, analyzer_for, frame_rule_at
-from swk_plugin.analysis import bounds as bnd
-from swk_plugin.analysis import x86_64 as x86
+from swk_plugin.analysis import StackHeight, analyzer_for, frame_rule_at, is_noreturn_name
+from swk_plugin.arch.x86_64 import analysis as x86
+from swk_plugin.arch.x86_64 import scan
 from swk_plugin.dwarf.cfi import CfiTable
 from swk_plugin.elf.module import ElfModule
 from swk_plugin.errors import MemoryReadError
@@ -25,7 +25,7 @@ from swk_plugin.procstate import LIBRARY_LOAD, Library, MemoryRegion
 from swk_plugin.stepper import Gcf, PRIORITY_ANALYSIS
 from swk_plugin.steppergroup import StepperGroup
 from swk_plugin.steppers.analysis import AnalysisStepper
-from swk_plugin.symlookup import module_symbols
+from swk_plugin.elf.symbols import module_symbols
 from swk_plugin.walker import Walker
 
 from synthetic import (R12, RBP, RBX, RIP, RSP, FakeModule, FakeProcess, FakeSection, FakeSymbol,
@@ -95,7 +95,7 @@ def function_source(name, lines):
 
 def make_process(code, symbols=(), sections=(), regs=None, base=TEXT):
     mod = FakeModule("/bin/synthetic", text=(base, base + len(code)), sections=sections)
-    mod._swk_symbols = Symbols([FakeSymbol(*s) for s in symbols])
+    mod.cache.set("symbols", Symbols([FakeSymbol(*s) for s in symbols]))
     ps = FakeProcess({1: regs or {RIP: base, RSP: CFA - 8}}, libs=[fake_library(mod)],
                      blobs={base: code})
     return ps, mod
@@ -249,19 +249,20 @@ def test_every_instruction_unwinds_to_the_caller(tmp_path, case):
     for i, (insn, h, fp, saved) in enumerate(lines):
         pc = TEXT + labels[f"f_i{i}"]
         saved = {NAMES[n] for n in saved.split()}
-        rule = frame_rule_at(w, pc, True)
+        rule = frame_rule_at(w.process_state, pc, True)
         where = f"{case} #{i} {insn!r}"
-        assert isinstance(rule, FrameRule), where
+        assert isinstance(rule, StackHeight), where
         assert (rule.sp_offset, rule.fp_offset) == (h, fp), where
-        assert rule.cfa_reg == (RSP if h is not None else RBP), where
+        assert rule.rule.cfa.reg == (RSP if h is not None else RBP), where
         assert set(rule.saved) == saved, where
         assert all(rule.saved[r] == slots[r] for r in saved), where
-        assert rule.ra_offset == -8
+        assert rule.rule.regs[RIP].arg == -8                       # the return address below the CFA
+        assert rule.rule.saved_offsets() == {**rule.saved, RIP: -8}, where
         regs = callee_regs(h, fp, saved)
         top = frame_at(w, pc, sp_for(h), regs)
         status, caller = stepper.get_caller_frame(top)
         assert status is Gcf.SUCCESS, (where, caller)
-        assert (caller.ra, caller.sp, caller.cfa, top.cfa) == (ret_here, CFA, CFA, CFA), where
+        assert (caller.ra, caller.sp, caller.callee_cfa) == (ret_here, CFA, CFA), where
         for r, v in CALLER_REGS.items():
             assert caller.regs[r] == v, (where, r)
         assert caller.fp == CALLER_REGS[RBP] and caller.regs[RIP] == ret_here
@@ -274,7 +275,7 @@ def test_every_instruction_unwinds_to_the_caller(tmp_path, case):
             # the same frame as g's caller: looked up at the return address minus one
             ra = TEXT + labels[f"f_i{i + 1}"]
             mid = frame_at(w, ra, sp_for(h), regs, top=False)
-            assert frame_rule_at(w, mid.lookup_pc, False) is rule
+            assert frame_rule_at(w.process_state, mid.lookup_pc, False) is rule
             status, caller2 = stepper.get_caller_frame(mid)
             assert status is Gcf.SUCCESS and caller2.ra == ret_here and caller2.sp == CFA, where
             assert all(caller2.regs[r] == v for r, v in CALLER_REGS.items()), where
@@ -299,8 +300,8 @@ def test_walk_through_two_analysed_frames(tmp_path):
 def test_stepper_identity_and_helper_names():
     s = AnalysisStepper()
     assert (s.name, s.priority, s.trust) == ("AnalysisStepper", PRIORITY_ANALYSIS, "analysis")
-    assert x86.is_noreturn_name("abort@plt") and x86.is_noreturn_name("_ZSt20__throw_length_errorPKc")
-    assert not x86.is_noreturn_name("printf") and not x86.is_noreturn_name(None)
+    assert is_noreturn_name("abort@plt") and is_noreturn_name("_ZSt20__throw_length_errorPKc")
+    assert not is_noreturn_name("printf") and not is_noreturn_name(None)
 
 
 # --- classification -------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ g:  ret
 """)
     ps, _ = make_process(code, [("f", TEXT, lab["g"]), ("g", TEXT + lab["g"], 1)])
     w, stepper = analysis_walker(ps)
-    assert frame_rule_at(w, TEXT + 1, True).sp_offset == 16
+    assert frame_rule_at(w.process_state, TEXT + 1, True).sp_offset == 16
     pc = TEXT + lab["g"] - 6         # the call: the height is unknown after sub %rdi,%rsp
     status, why = stepper.get_caller_frame(frame_at(w, pc, CFA - 0x40, {}))
     assert status is Gcf.NOT_ME and "unknown" in why
@@ -486,15 +487,15 @@ orphan.cold:
             ("orphan.cold", TEXT + lab["orphan.cold"], 7)]
     ps, _ = make_process(code, syms)
     w, _ = analysis_walker(ps)
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     fa, b = an.function_at(TEXT + lab["nosize"] + 1)
     assert (b.how, b.start, b.end) == ("symbol", TEXT + lab["nosize"], TEXT + lab["p.cold"])
-    assert frame_rule_at(w, TEXT + lab["nosize"] + 2, False).sp_offset == 16
+    assert frame_rule_at(w.process_state, TEXT + lab["nosize"] + 2, False).sp_offset == 16
     # the cold part is analysed within p: its height is p's at the jump
     fa, b = an.function_at(TEXT + lab["p.cold"])
     assert b.start == TEXT and fa.extras == ((TEXT + lab["p.cold"], TEXT + lab["end"]),)
-    assert frame_rule_at(w, TEXT + lab["p.cold"], True).sp_offset == 24
-    assert frame_rule_at(w, TEXT + lab["p.cold"] + 4, False).saved == {RBX: -16, R12: -24}
+    assert frame_rule_at(w.process_state, TEXT + lab["p.cold"], True).sp_offset == 24
+    assert frame_rule_at(w.process_state, TEXT + lab["p.cold"] + 4, False).saved == {RBX: -16, R12: -24}
     # a cold part without its parent has no entry: no guess from its own start
     assert an.lookup(TEXT + lab["orphan.cold"] + 1, True) == (None, "no function bounds for this address")
 
@@ -548,7 +549,7 @@ def test_bounds_from_the_gap_between_fdes(tmp_path):
     eh.terminate()
     ps, mod = make_process(code, sections=[FakeSection(".eh_frame", 0x600000, eh.data)])
     w, stepper = analysis_walker(ps)
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     want = {"b1": "b2", "b2": "b3", "b3": "c"}
     for name, nxt in want.items():
         for pc in range(TEXT + lab[name], TEXT + lab[nxt]):
@@ -556,8 +557,8 @@ def test_bounds_from_the_gap_between_fdes(tmp_path):
             if fa is None:      # not an instruction boundary
                 continue
             assert b.how == "gap" and b.start == TEXT + lab[name], (name, hex(pc))
-    assert frame_rule_at(w, TEXT + lab["b2_more"], True).sp_offset == 32   # not a function start
-    assert frame_rule_at(w, TEXT + lab["b3"] + 4, True).sp_offset == 24
+    assert frame_rule_at(w.process_state, TEXT + lab["b2_more"], True).sp_offset == 32   # not a function start
+    assert frame_rule_at(w.process_state, TEXT + lab["b3"] + 4, True).sp_offset == 24
     # inside an FDE the CFI's range is the function (when there are no symbols)
     fa, b = an.function_at(TEXT + 4)
     assert (b.how, b.start) == ("cfi", TEXT)
@@ -569,7 +570,7 @@ def test_split_gap_keeps_jump_targets_inside_functions():
     code = bytes.fromhex("90 90 53 85ff 7502 5b c3 5b c3".replace(" ", "")) + b"\xcc" * 5 + \
         bytes.fromhex("4883ec08 4883c408 c3")
     assert [i[2] for i in md.disasm_lite(code, 0)][:4] == ["nop", "nop", "push", "test"]
-    starts = bnd.split_gap(code, 0x1000)
+    starts = scan.split_gap(code, 0x1000)
     assert starts == [0x1002, 0x1010]
 
 
@@ -608,7 +609,7 @@ stub2:
     ps.write_words(CFA - 24, CALLER_REGS[R15])
     ps.write_words(CFA - 16, CALLER_REGS[RBP])
     w, stepper = analysis_walker(ps)
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     fa, b = an.function_at(JIT + lab["after_call"] + 4)
     assert (b.how, b.start, b.end) == ("search", JIT + lab["stub1"], None)
     top = frame_at(w, JIT + lab["after_call"], CFA - 64, {R15: JUNK, RBP: JUNK})
@@ -617,24 +618,24 @@ stub2:
     assert (caller.ra, caller.sp, caller.regs[R15], caller.fp) == \
         (JIT + lab["stub2"] + 6, CFA, CALLER_REGS[R15], CALLER_REGS[RBP])
     # the caller is in the last stub (endbr64 after int3 padding), one push deep at the ra
-    rule = frame_rule_at(w, JIT + lab["stub2"] + 6, True)
+    rule = frame_rule_at(w.process_state, JIT + lab["stub2"] + 6, True)
     assert rule.sp_offset == 16 and rule.saved == {R14: -16}
     fa, b = an.function_at(JIT + lab["stub2"] + 6)
     assert b.start == JIT + lab["stub2"]
-    assert frame_rule_at(w, JIT + lab["stub0"] + 1, True).sp_offset == 16    # the mapping's start
+    assert frame_rule_at(w.process_state, JIT + lab["stub0"] + 1, True).sp_offset == 16    # the mapping's start
     # a caller frame in JIT code: its pc is a return address, inside the call at ra-1
     mid = frame_at(w, JIT + lab["after_call"], CFA - 64, {R15: JUNK, RBP: JUNK}, top=False)
     status, caller2 = stepper.get_caller_frame(mid)
     assert status is Gcf.SUCCESS and (caller2.ra, caller2.sp) == (caller.ra, CFA)
     assert an.function_at(JIT + lab["after_call"] - 1, exact=False)[1].start == JIT + lab["stub1"]
     # a return address not after a call is refused before any search
-    assert frame_rule_at(w, JIT + lab["stub1"] + 3, False) is None
+    assert frame_rule_at(w.process_state, JIT + lab["stub1"] + 3, False) is None
     # JIT code may change: analyses are redone after the target ran
     n = an.analyses
-    frame_rule_at(w, JIT + lab["after_call"], True)
+    frame_rule_at(w.process_state, JIT + lab["after_call"], True)
     assert an.analyses == n
     ps.invalidate()
-    frame_rule_at(w, JIT + lab["after_call"], True)
+    frame_rule_at(w.process_state, JIT + lab["after_call"], True)
     assert an.analyses > n
 
 
@@ -655,15 +656,15 @@ def test_cache_is_per_function_and_cleared_by_library_changes(tmp_path):
     lines, slots = PROLOGUE_TWO_EPILOGUES, PROLOGUE_SLOTS
     ps, labels = build_case(tmp_path, lines, slots)
     w, stepper = analysis_walker(ps)
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     for i in range(len(lines)):
-        frame_rule_at(w, TEXT + labels[f"f_i{i}"], True)
+        frame_rule_at(w.process_state, TEXT + labels[f"f_i{i}"], True)
     assert an.analyses == 1
     ps.invalidate()                      # module code is not re-analysed after the target runs
-    frame_rule_at(w, TEXT + labels["f_i3"], True)
+    frame_rule_at(w.process_state, TEXT + labels["f_i3"], True)
     assert an.analyses == 1
     stepper.new_library_notification(Library("/lib/x.so", 0), LIBRARY_LOAD)
-    frame_rule_at(w, TEXT + labels["f_i3"], True)
+    frame_rule_at(w.process_state, TEXT + labels["f_i3"], True)
     assert an.analyses == 2
     ps.library_state.libs = []           # unloading through the library state also clears it
     ps.library_state.notify_of_update()
@@ -849,26 +850,26 @@ def compare_with_cfi(nocfi_path, oracle, functions, walker=None):
     """Per-instruction and call-site agreement of the analysis of ``functions`` with ``oracle``."""
     mod, ps = load_module(nocfi_path)
     w = walker or Walker(ps, stepper_group=StepperGroup())
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     stats = {"insns": 0, "agree": 0, "calls": 0, "calls_agree": 0, "saved_agree": 0, "times": [],
              "bad": []}
     for start, size, name in functions:
         t0 = time.perf_counter()
-        frame_rule_at(w, start, True)
+        frame_rule_at(w.process_state, start, True)
         stats["times"].append(time.perf_counter() - t0)
         for a, n, mn, _ops in md.disasm_lite(mod.read_vaddr(start, size), start):
             row = oracle.row_at(a)
             if row is None or row.cfa.expr is not None:
                 continue
-            rule = frame_rule_at(w, a, True)
+            rule = frame_rule_at(w.process_state, a, True)
             ok = agrees(rule, row)
             stats["insns"] += 1
             stats["agree"] += ok
             if not ok:
                 stats["bad"].append((name, hex(a), mn, row.cfa, rule))
             if mn.rpartition(" ")[2] == "call":
-                rc = frame_rule_at(w, a + n - 1, False)
+                rc = frame_rule_at(w.process_state, a + n - 1, False)
                 stats["calls"] += 1
                 stats["calls_agree"] += agrees(rc, row)
                 cfi_saved = {r: rr.arg for r, rr in row.regs.items() if r in CALLEE_SAVED and rr.kind == "offset"}
@@ -945,7 +946,7 @@ def test_stripped_code_without_cfi_between_code_with_cfi(tmp_path):
     subprocess.run(["strip", "-s", str(mixed), "-o", str(stripped)], check=True)
     mod, ps = load_module(stripped)
     w = Walker(ps, stepper_group=StepperGroup())
-    an = analyzer_for(w)
+    an = analyzer_for(w.process_state)
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     right = total = 0
     for start, size, name in b_funcs:

@@ -9,9 +9,23 @@ import pytest
 
 from swk_plugin.dwarf import cfi
 from swk_plugin.dwarf.cfi import (ARCHITECTURAL, EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED,
-                                  VAL_EXPRESSION, VAL_OFFSET, CfaRule, CfiError, CfiTable, RegRule,
-                                  unwind_row)
-from swk_plugin.errors import MemoryReadError, SwkError
+                                  VAL_EXPRESSION, VAL_OFFSET, CfaRule, CfiError, CfiTable, RegRule)
+from swk_plugin.arch import X86_64
+from swk_plugin.errors import MemoryReadError, RuleError, SwkError
+from swk_plugin.unwind.apply import apply_rule
+
+X86 = X86_64()
+
+
+class _Regs:
+    """The register roles apply_rule asks an architecture for."""
+    def __init__(self, ptr_size, sp, fp, pc, callee_saved):
+        self.ptr_size, self.sp, self.fp, self.pc, self.callee_saved = ptr_size, sp, fp, pc, callee_saved
+
+
+def unwind_row(row, regs, read_mem, arch=X86):
+    """A CFI row applied as every stepper applies a rule (swk_plugin.unwind.apply)."""
+    return apply_rule(row, regs, read_mem, arch)
 
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 RSP, RBP, RIP, RBX, RAX = 7, 6, 16, 3, 0
@@ -966,8 +980,7 @@ def test_unwind_return_address_without_rule():
     assert res.ra is None and res.ra_undefined
     # On AArch64 the RA column is the link register: with no rule it keeps its value.
     res = unwind_row(mkrow(CfaRule(31, 0), {}, ra_reg=30), {31: 0x9000, 30: 0x400100},
-                     Memory(), sp_reg=31, callee_saved=frozenset(range(19, 30)), fp_reg=29,
-                     pc_reg=32)
+                     Memory(), _Regs(8, sp=31, fp=29, pc=32, callee_saved=frozenset(range(19, 30))))
     assert res.ra == 0x400100 and not res.ra_undefined and res.regs[31] == 0x9000
 
 
@@ -978,9 +991,9 @@ def test_unwind_stack_pointer_rule_overrides_the_cfa():
 
 
 def test_unwind_unknown_cfa_register():
-    with pytest.raises(CfiError, match="register 6"):
+    with pytest.raises(RuleError, match="register 6"):
         unwind_row(mkrow(CfaRule(RBP, 16), {}), {RSP: 0x1000}, Memory())
-    with pytest.raises(CfiError, match="CFA expression"):
+    with pytest.raises(RuleError, match="CFA expression"):
         unwind_row(mkrow(CfaRule(None, 0, breg(RBP, 0)), {}), {RSP: 0x1000}, Memory())
 
 
@@ -1016,7 +1029,7 @@ def test_unwind_32bit_wraps():
     def mem(addr, size):
         assert (addr, size) == (0xFFFFFFFC, 4) or (addr, size) == (0, 4)
         return b"\x78\x56\x34\x12"
-    res = unwind_row(r, {4: 0xFFFFFFFC}, mem, ptr_size=4, sp_reg=4, callee_saved=frozenset({3, 5, 6, 7}))
+    res = unwind_row(r, {4: 0xFFFFFFFC}, mem, _Regs(4, sp=4, fp=5, pc=8, callee_saved=frozenset({3, 5, 6, 7})))
     assert res.cfa == 0 and res.ra == 0x12345678
 
 
@@ -1189,5 +1202,5 @@ def test_unwind_treats_none_registers_as_unknown():
     res = unwind_row(r, regs, Memory({0x6FF0: 7}))
     assert RAX not in res.regs and RBX not in res.regs and 12 not in res.regs
     assert res.ra == 7
-    with pytest.raises(CfiError):
+    with pytest.raises(RuleError):
         unwind_row(r, {RSP: None}, Memory())

@@ -263,7 +263,7 @@ def test_symbols_are_read_when_gdb_loads_an_objfile(chain_prog):
     prog, stop = chain_prog
     probe = ("python from swk_plugin.elf.module import _MODULE_CACHE; "
              "print('WARM', sorted(__import__('os').path.basename(m.name) for m in _MODULE_CACHE.values() "
-             "if getattr(m, '_swk_symbols', False)))")
+             "if m.cache.peek('symbols')))")
     on = gdb(prog, stop, probe, "swk-bt")
     off = T.run_gdb(prog, ["set swk prewarm off", *stop, *marked(probe, "swk-bt")], swk=True, timeout=180)
     assert "Traceback" not in off

@@ -967,7 +967,7 @@ def test_self_referencing_const_struct(tmp_path):
     """
     exe = _build(tmp_path, "selfref.c", src, ["-O0", "-g"])
     mod = ElfModule(str(exe))
-    from swk_plugin.symlookup import module_symbols
+    from swk_plugin.elf.symbols import module_symbols
     fn = function_at(mod, module_symbols(mod).by_name("main")[0].value)
     (scope,) = scopes_at(mod, fn.low)
     _args, (head,) = frame_variables(scope, fn.low)

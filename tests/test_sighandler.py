@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from swk_plugin.arch import x86_64_signal as L
+from swk_plugin.arch.x86_64 import signal as L
 from swk_plugin.arch import X86_64
 from swk_plugin.frame import Frame, FrameKind, Location
 from swk_plugin.procstate import Library, MemoryRegion
@@ -58,10 +58,12 @@ def make_process(code=CODE_RAX, at=TRAMP, symbols=(), sections=(), sigframe=True
 def tramp_frame(ps, pc=TRAMP, sp=UC, **kw):
     """The frame a handler's unwind produces: ra = the trampoline, sp = &uc."""
     w = Walker(ps, stepper_group=StepperGroup())
+    st = SigHandlerStepper(w)
+    w.add_stepper(st)
     f = Frame(pc, sp, 0xf00, walker=w)
     for k, v in kw.items():
         setattr(f, k, v)
-    return SigHandlerStepper(w), f
+    return st, f
 
 
 def check_restored(caller, uc=UC):
@@ -88,8 +90,9 @@ def test_trampoline_by_its_code_without_symbols_or_cfi(code, where):
     assert (ps.library_state.get_library_at_addr(at) is None) == (where == "anonymous")
     status, caller = st.get_caller_frame(f)
     assert status is Gcf.SUCCESS and st.recognise(f) == "code"
-    assert f.kind == FrameKind.SIGNAL
-    assert f.cfa == UC + L.UCONTEXT_SIZE + L.SIGINFO_SIZE
+    assert caller.callee_kind == FrameKind.SIGNAL
+    assert caller.callee_cfa == UC + L.UCONTEXT_SIZE + L.SIGINFO_SIZE
+    assert f.kind == FrameKind.NORMAL and f.cfa is None     # the walker records them, not the stepper
     check_restored(caller)
 
 
@@ -99,6 +102,7 @@ def test_trampoline_by_name_when_its_code_cannot_be_read():
     assert f.name == "__sigaction"              # looked up at ra-1 as an ordinary return address
     status, caller = st.get_caller_frame(f)
     assert status is Gcf.SUCCESS and st.recognise(f) == "symbol"
+    st.walker.note_callee(f, caller.callee_kind, caller.callee_cfa)   # the walker accepting it
     assert f.kind == FrameKind.SIGNAL and f.name == "__restore_rt"   # now at its pc
     check_restored(caller)
 
@@ -157,7 +161,9 @@ def test_unreadable_sigframe_is_not_me_with_a_reason():
     st, f = tramp_frame(ps)
     status, why = st.get_caller_frame(f)
     assert status is Gcf.NOT_ME and "sigcontext is unreadable" in why
-    assert f.kind == FrameKind.SIGNAL                                     # still the trampoline
+    assert why.kind == FrameKind.SIGNAL                                   # still the trampoline
+    assert st.walker.step(f).status is Gcf.NOT_ME
+    assert f.kind == FrameKind.SIGNAL                                     # as the walker records
 
 
 def test_recognition_is_cached_per_pc_and_anonymous_code_per_stop():
@@ -178,7 +184,8 @@ def test_recognition_is_cached_per_pc_and_anonymous_code_per_stop():
     ps.invalidate()
     assert st.recognise(g) is None and st.recognise(f) == "code"
     assert calls == [TRAMP, ANON, ANON]
-    st.new_library_notification(None, "load")
+    ps.library_state.libs = ps.library_state.libs + [Library("/lib/other.so", 0x300000)]
+    ps.library_state.notify_of_update()          # a library comes: module pcs are asked again
     assert st.recognise(f) == "code" and calls[-1] == TRAMP
 
 
@@ -297,7 +304,7 @@ def libc():
 
 
 def _libc_trampoline(libc):
-    from swk_plugin.steppers.debug import module_cfi
+    from swk_plugin.unwind.cfi import module_cfi
     for table in module_cfi(libc):
         for fde in table.iter_fdes():
             if fde.signal_frame:
@@ -426,7 +433,7 @@ GDB_SCRIPT = r"""
 import gdb, json
 from swk_plugin.backends.gdb.session import SESSION
 from swk_plugin.steppers.sighandler import SigHandlerStepper
-from swk_plugin.arch import x86_64_signal as L
+from swk_plugin.arch.x86_64 import signal as L
 
 f = gdb.newest_frame()
 while f is not None and f.type() != gdb.SIGTRAMP_FRAME:

@@ -297,7 +297,7 @@ def test_debugstepper_frameless_and_framed_functions():
     status, c1 = step.get_caller_frame(top)
     assert status is Gcf.SUCCESS
     assert (c1.ra, c1.sp, c1.fp) == (B + 0x1050, STACK + 16, STACK + 0x30)
-    assert c1.regs[RBX] == 7 and top.cfa == STACK + 16       # callee-saved carried forward
+    assert c1.regs[RBX] == 7 and c1.callee_cfa == STACK + 16       # callee-saved carried forward
     assert c1.ra_location == Location.address(STACK + 8)
     c1.walker, c1.thread = w, 1
     status, c2 = step.get_caller_frame(c1)                    # looked up at ra-1, inside f's body
@@ -317,7 +317,8 @@ def test_debugstepper_signal_frames_mark_the_interrupted_caller():
     top = w.get_initial_frame()
     status, caller = DebugStepper(w).get_caller_frame(top)
     assert status is Gcf.SUCCESS
-    assert top.kind == FrameKind.SIGNAL and caller.non_call
+    assert caller.callee_kind == FrameKind.SIGNAL and caller.non_call
+    assert top.kind == FrameKind.NORMAL          # the stepper left it: the walker records it
     assert caller.ra == B + 0x2000 and caller.sp == STACK + 0x400
     assert caller.lookup_pc == B + 0x2000                     # exact pc: it was interrupted, not a call
 

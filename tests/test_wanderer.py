@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from swk_plugin.arch.x86_64_calls import (CallSite, calls_ending_at, confirm_call, decode_call,
+from swk_plugin.arch.x86_64.calls import (CallSite, calls_ending_at, confirm_call, decode_call,
                                           return_sites)
 from swk_plugin.frame import Frame, Location
 from swk_plugin.procstate import MemoryRegion
@@ -164,7 +164,7 @@ def make(stack_words, pc=0x1210, sp=STACK, regs=None, sections=(), regions=None,
 @pytest.fixture(autouse=True)
 def no_analysis(monkeypatch):
     """Synthetic tests decide register recovery themselves: no code analysis unless given."""
-    monkeypatch.setattr(wanderer, "_frame_rule_at", False)
+    monkeypatch.setattr(wanderer, "frame_rule_at", lambda ps, pc, exact: None)
 
 
 def step(w, frame=None):
@@ -185,7 +185,7 @@ def test_picks_the_call_to_the_current_function_past_junk():
     assert caller.ra_location == Location.address(STACK + 32)
     assert caller.regs[RIP] == caller.ra and caller.regs[RSP] == caller.sp
     assert caller.regs[RBX] == 0xb0b and caller.regs[R12] == 0xc12   # carried forward
-    assert caller.fp == 0x5555 and caller.cfa == STACK + 40
+    assert caller.fp == 0x5555 and caller.callee_cfa == STACK + 40
     assert caller.trust == "scan"
 
 
@@ -294,10 +294,10 @@ def test_callee_saved_registers_from_code_analysis(monkeypatch):
         saved = {RBX: -16, R12: -24}
     asked = []
 
-    def frame_rule_at(walker, pc, exact):
+    def frame_rule_at(ps, pc, exact):
         asked.append((pc, exact))
         return Rule()
-    monkeypatch.setattr(wanderer, "_frame_rule_at", frame_rule_at)
+    monkeypatch.setattr(wanderer, "frame_rule_at", frame_rule_at)
     w, ps, ras = make(lambda r: [0x1212, 0x3333, r["mid->leaf"]])
     status, caller = step(w)
     assert status is Gcf.SUCCESS and asked == [(0x1210, True)]

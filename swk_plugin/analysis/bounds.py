@@ -13,25 +13,20 @@ Three sources, best first:
 * a bounded backward search from the pc (JIT code in anonymous memory): an
   aligned address after padding or a ret that opens with a typical prologue.
 
-Addresses given to and returned by this module are absolute (biased).
+What code looks like (entries, padding, calls) is the architecture's
+(``arch.scan``, ``arch.analysis.MAX_CODE``); this module only decides which
+source to trust.  Addresses given to and returned by this module are absolute
+(biased); what depends only on a module's file is kept in its cache.
 """
 from bisect import bisect_right
 
-from ..errors import MemoryReadError
-from . import x86_64 as x86
+from ..unwind.modules import read_code
 
 #: A gap larger than this is not swept (the backward search handles it).
 MAX_GAP = 256 * 1024
-#: How far back the search for an entry looks, and how many entries it tries.
+#: How far back the search for an entry looks.
 SEARCH_BACK = 4096
-MAX_SEARCH_CANDIDATES = 8
 
-_PROLOGUE_STARTS = (
-    b"\x55", b"\x53", b"\x41\x54", b"\x41\x55", b"\x41\x56", b"\x41\x57",   # push rbp/rbx/r12-r15
-    b"\x48\x83\xec", b"\x48\x81\xec",                                     # sub $imm,%rsp
-    b"\x48\x89\xe5",                                                      # mov %rsp,%rbp
-)
-_ENDBR64 = b"\xf3\x0f\x1e\xfa"
 _FUNC_KINDS = ("func", "ifunc", "notype")
 
 
@@ -55,22 +50,7 @@ class Bounds:
 
 def reader(ps):
     """read(addr, n) -> the readable prefix of n bytes at addr (b"" when none)."""
-    def read(addr, n):
-        try:
-            return ps.read_memory(addr, n)
-        except MemoryReadError:
-            pass
-        out = b""
-        while n > 0:
-            step = min(n, 4096 - (addr & 4095))
-            try:
-                out += ps.read_memory(addr, step)
-            except MemoryReadError:
-                return out
-            addr += step
-            n -= step
-        return out
-    return read
+    return lambda addr, n: read_code(ps, addr, n)
 
 
 # --- symbols ----------------------------------------------------------------------------------
@@ -85,11 +65,8 @@ def _symbol_list(table):
 
 def symbol_starts(module, table):
     """Sorted unbiased starts of the module's code symbols, built once per module."""
-    starts = getattr(module, "_swk_an_starts", None)
-    if starts is None:
-        starts = sorted({s.value for s in _symbol_list(table) if s.kind in _FUNC_KINDS})
-        module._swk_an_starts = starts
-    return starts
+    return module.cache.value("analysis-symbol-starts",
+                              lambda: sorted({s.value for s in _symbol_list(table) if s.kind in _FUNC_KINDS}))
 
 
 def exec_span(module, off):
@@ -104,7 +81,7 @@ def exec_span(module, off):
     return None
 
 
-def symbol_bounds(lib, module, table, pc):
+def symbol_bounds(arch, lib, module, table, pc):
     """Bounds from the symbol covering pc: its own, or its parent's for a .cold part
     (none when the parent is unknown: a cold part has no entry to start from).
     None when no symbol covers pc."""
@@ -135,7 +112,7 @@ def symbol_bounds(lib, module, table, pc):
         span = exec_span(module, start)
         if span is not None and (end is None or end > span[1]):
             end = span[1]
-        if end is not None and end - start > x86.MAX_CODE:
+        if end is not None and end - start > arch.analysis.MAX_CODE:
             end = None                      # followed from the entry, up to MAX_CODE
     return [Bounds(start + base, end + base if end is not None else None, "symbol", name, lib,
                    sized=bool(sym.size))]
@@ -156,9 +133,10 @@ def cold_part(lib, table, parent, target):
 
 def module_cover(module, table, cfi_tables):
     """Sorted, merged unbiased [lo, hi) ranges described by FDEs or sized symbols."""
-    cover = getattr(module, "_swk_an_cover", None)
-    if cover is not None:
-        return cover
+    return module.cache.value("analysis-cover", lambda: _module_cover(table, cfi_tables))
+
+
+def _module_cover(table, cfi_tables):
     ranges = []
     for t in cfi_tables:
         try:
@@ -178,9 +156,7 @@ def module_cover(module, table, cfi_tables):
                 merged[-1][1] = hi
         else:
             merged.append([lo, hi])
-    cover = ([m[0] for m in merged], [m[1] for m in merged])
-    module._swk_an_cover = cover
-    return cover
+    return [m[0] for m in merged], [m[1] for m in merged]
 
 
 def fde_bounds(lib, cfi_tables, pc):
@@ -206,69 +182,6 @@ def gap_of(cover, span, off):
     return max(lo, span[0]), min(hi, span[1])
 
 
-def split_gap(code, lo):
-    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted.
-
-    The first non-padding instruction starts one; so does every direct call
-    target.  The instruction after a ret/jmp/ud2 (and its padding) starts
-    one unless a branch between other code crosses that point: compilers
-    align jump targets after a ret too, but only their own code jumps there.
-    """
-    md = x86.decoder()
-    insns = []
-    pos = 0
-    n = len(code)
-    while pos < n:
-        got = False
-        for a, size, mn, ops in md.disasm_lite(code[pos:], lo + pos):
-            insns.append((a, size, mn, ops))
-            pos = a + size - lo
-            got = True
-        if pos < n:
-            insns.append((lo + pos, 1, "(bad)", ""))
-            pos += 1
-        elif not got:
-            break
-    hi = lo + n
-    strong, weak, edges = set(), set(), []
-    boundaries = set()
-    first = True
-    after_stop = False
-    for a, size, mn, ops in insns:
-        boundaries.add(a)
-        if x86.is_padding(mn, ops) or mn == "(bad)":
-            continue
-        if first:
-            strong.add(a)
-            first = False
-        elif after_stop:
-            weak.add(a)
-        after_stop = False
-        _e, _x, _y, flow, tgt = x86.classify_memo(mn, ops)
-        if flow == x86.CALL:
-            if tgt is not None and lo <= tgt < hi:
-                strong.add(tgt)
-        elif flow in (x86.JUMP, x86.COND):
-            if tgt is not None and lo <= tgt < hi:
-                edges.append((a, tgt))
-            after_stop = flow == x86.JUMP
-        elif flow in (x86.STOP, x86.IJUMP):
-            after_stop = True
-    strong &= boundaries
-    points = sorted(strong | weak)
-    inner = set()
-    for s, t in edges:
-        if t in strong:
-            continue                        # a tail call into a known entry
-        a, b = (s, t) if s < t else (t, s)
-        i = bisect_right(points, a)
-        while i < len(points) and points[i] <= b:
-            if points[i] in weak:
-                inner.add(points[i])
-            i += 1
-    return [p for p in points if p not in inner]
-
-
 def gap_bounds(ps, lib, module, table, cfi_tables, pc):
     """Bounds of the function holding pc inside a gap between CFI/symbol ranges, or None."""
     off = pc - lib.base
@@ -279,13 +192,12 @@ def gap_bounds(ps, lib, module, table, cfi_tables, pc):
     gap = gap_of(cover, span, off)
     if gap is None or gap[1] - gap[0] > MAX_GAP:
         return None
-    cache = getattr(module, "_swk_an_gaps", None)
-    if cache is None:
-        cache = module._swk_an_gaps = {}
-    starts = cache.get(gap)
+    memo = module.cache.memo("analysis-gaps")
+    starts = memo.get(gap)
     if starts is None:
-        code = reader(ps)(gap[0] + lib.base, gap[1] - gap[0])
-        starts = cache[gap] = [s - lib.base for s in split_gap(code, gap[0] + lib.base)] if code else []
+        code = read_code(ps, gap[0] + lib.base, gap[1] - gap[0])
+        starts = memo.put(gap, [s - lib.base for s in ps.arch.scan.split_gap(code, gap[0] + lib.base)]
+                          if code else [])
     i = bisect_right(starts, off) - 1
     if i < 0:
         return None
@@ -295,64 +207,10 @@ def gap_bounds(ps, lib, module, table, cfi_tables, pc):
 
 # --- backward search -------------------------------------------------------------------------
 
-def _looks_like_entry(code, i):
-    if code.startswith(_ENDBR64, i):
-        i += 4
-    return any(code.startswith(p, i) for p in _PROLOGUE_STARTS)
-
-
-def _ends_code(code, i):
-    """Whether an instruction ending exactly at offset i is padding or ends a path."""
-    md = x86.decoder()
-    for k in range(1, min(15, i) + 1):
-        for _a, size, mn, ops in md.disasm_lite(code[i - k:i], 0, 1):
-            if size == k:
-                m = mn.rpartition(" ")[2]
-                if x86.is_padding(mn, ops) or m in x86.STOPS or m == "jmp":
-                    return True
-    return False
-
-
-def _reaches(code, i, target, exact):
-    """Whether linear decoding from offset i lands on offset target (exact) or on
-    an instruction holding it."""
-    md = x86.decoder()
-    pos = i
-    while pos <= target:
-        got = False
-        for _a, size, _mn, _ops in md.disasm_lite(code[pos:target + 16], pos):
-            if pos == target or (not exact and pos + size > target):
-                return True
-            pos += size
-            got = True
-            if pos > target:
-                break
-        if not got:
-            return False
-    return False
-
-
-def search_entries(code, lo, pc, exact=True, region_start=None):
-    """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
-    t = pc - lo
-    out = []
-    for i in range(t - (lo + t) % 16, -1, -16):
-        if not _looks_like_entry(code, i):
-            continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(code, i)):
-            if _reaches(code, i, t, exact):
-                out.append(lo + i)
-                if len(out) >= MAX_SEARCH_CANDIDATES:
-                    break
-    if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES \
-            and _reaches(code, 0, t, exact):
-        out.append(lo)                      # the mapping's first byte starts code
-    return out
-
-
 def search_bounds(ps, pc, exact=True, limit=SEARCH_BACK):
     """Bounds for entries found by searching back from pc (JIT code, unknown gaps)."""
     read = reader(ps)
+    code_limit = ps.arch.analysis.MAX_CODE
     lo = max(0, pc - limit)
     hi = None
     region_start = None
@@ -370,6 +228,6 @@ def search_bounds(ps, pc, exact=True, limit=SEARCH_BACK):
         return []
     if region_start is None and lo > max(0, pc - limit):
         region_start = lo                   # the first readable page after an unreadable one
-    hi = hi if hi is not None else pc + x86.MAX_CODE
-    return [Bounds(a, None, "search", hi=min(hi, a + x86.MAX_CODE))
-            for a in search_entries(code, lo, pc, exact, region_start)]
+    hi = hi if hi is not None else pc + code_limit
+    return [Bounds(a, None, "search", hi=min(hi, a + code_limit))
+            for a in ps.arch.scan.search_entries(code, lo, pc, exact, region_start)]

@@ -1,26 +1,41 @@
-"""Architectures: the one place that knows register numbers, names and widths.
+"""Architectures: the one place that knows register numbers, names, opcodes and layouts.
 
-Everything above this layer talks in DWARF register numbers, so the CFI
-interpreter, the steppers and the back-ends never hard-code a register.
+Everything above this layer talks in DWARF register numbers and asks the
+Architecture (arch/base.py) for the rest.
 """
+from ..errors import SwkError
 from .base import Architecture
 from .x86_64 import X86_64
 
-_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64}
+_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64}
+_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64}
+
+
+class UnsupportedArchitecture(SwkError, ValueError):
+    """swk has no Architecture for this name or ELF machine."""
+
+
+def known_names():
+    return sorted({cls.name for cls in _BY_NAME.values()})
 
 
 def get_architecture(name="x86_64"):
-    """Return the Architecture for a debugger's or ELF's architecture name."""
+    """The Architecture for a debugger's, a triple's or an ELF's architecture name."""
     try:
         return _BY_NAME[name]()
     except KeyError:
-        raise ValueError(f"unsupported architecture {name!r} (swk knows: x86_64)") from None
+        raise UnsupportedArchitecture(f"unsupported architecture {name!r} "
+                                      f"(swk knows: {', '.join(known_names())})") from None
 
 
 def from_elf_machine(e_machine):
-    if e_machine in ("EM_X86_64", 62):
-        return X86_64()
-    raise ValueError(f"unsupported ELF machine {e_machine!r}")
+    """The Architecture for an ELF e_machine (pyelftools' name or the number)."""
+    try:
+        return _BY_MACHINE[e_machine]()
+    except KeyError:
+        raise UnsupportedArchitecture(f"unsupported ELF machine {e_machine!r} "
+                                      f"(swk knows: {', '.join(known_names())})") from None
 
 
-__all__ = ["Architecture", "X86_64", "get_architecture", "from_elf_machine"]
+__all__ = ["Architecture", "X86_64", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
+           "known_names"]

@@ -1,4 +1,19 @@
-"""The architecture interface that i386 and aarch64 will plug into."""
+"""The architecture interface: everything swk knows of an instruction set and its ABI.
+
+Above this layer code talks in DWARF register numbers and asks the
+Architecture for the rest, so the CFI interpreter, the steppers and the
+back-ends hold no register name, opcode or structure layout.  An architecture
+fills in the class attributes and points the per-topic attributes at its own
+modules (see arch/x86_64/):
+
+``signal_frame``  the kernel's signal frame and sigreturn trampolines, or None;
+``calls``         ``MAX_CALL_LEN``, ``calls_ending_at``, ``return_sites``, ``plt_target``;
+``prologue``      ``parse_prologue(code, start)`` -> a Prologue with ``rule_at``,
+                  and ``is_return(code)``;
+``analysis``      ``analyze`` (stack heights without CFI), ``MAX_CODE``;
+``scan``          ``split_gap``, ``search_entries``, ``after_call``;
+``regsets``       the general-register layout of NT_PRSTATUS / PTRACE_GETREGSET.
+"""
 
 
 class Architecture:
@@ -8,13 +23,21 @@ class Architecture:
     dwarf_names = ()
     #: DWARF numbers of the stack pointer, frame pointer and return-address column.
     sp = fp = ra = None
+    #: Where a frame's own pc lives in a register set (x86: the RA column itself).
+    pc = None
     #: Registers a callee must preserve: their values flow from callee to caller.
     callee_saved = frozenset()
     #: Largest user-space address (canonical form), for validating code addresses.
     max_user_address = (1 << 47) - 1
+    #: General registers as the debuggers name them, indexed by DWARF number.
+    general = ()
+    signal_frame = calls = prologue = analysis = scan = regsets = None
+    capstone_mode = None
 
     def __init__(self):
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
+        if self.pc is None:
+            self.pc = self.ra
 
     def reg_name(self, regno):
         if 0 <= regno < len(self.dwarf_names) and self.dwarf_names[regno]:
@@ -24,10 +47,13 @@ class Architecture:
     def reg_number(self, name):
         return self.dwarf_numbers[name]
 
+    def reg_size(self, regno):
+        """Bytes of the register with DWARF number ``regno``."""
+        return self.ptr_size
+
     @property
-    def pc(self):
-        """Where a frame's own pc lives in a register set: the RA column."""
-        return self.ra
+    def address_mask(self):
+        return (1 << (8 * self.ptr_size)) - 1
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")

@@ -23,6 +23,7 @@ import struct
 import threading
 
 from ..arch import X86_64
+from ..arch.x86_64.regsets import USER_REGS, PRSTATUS_REG_OFFSET as _PRSTATUS_REG_OFF
 from ..elf.module import ElfModule
 from ..errors import BadFileError, MemoryReadError, RegisterError
 from ..procstate import Library, LibraryState, MemoryRegion, ProcessState
@@ -61,13 +62,6 @@ _ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
 _EM_NAMES = {3: "i386", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "s390", 40: "ARM",
              62: "x86-64", 183: "AArch64", 243: "RISC-V", 258: "LoongArch"}
 
-#: x86-64 ``struct user_regs_struct``, the pr_reg of NT_PRSTATUS, in order.
-USER_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
-             "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags",
-             "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs")
-#: elf_prstatus: pr_info (12) pr_cursig (2+2) pr_sigpend pr_sighold (8+8)
-#: pr_pid pr_ppid pr_pgrp pr_sid (4 each) 4 timevals (16 each), then pr_reg.
-_PRSTATUS_REG_OFF = 112
 _PRSTATUS_MIN = _PRSTATUS_REG_OFF + 8 * len(USER_REGS)
 #: elf_prpsinfo: state sname zomb nice (4) pad (4) pr_flag (8) uid gid (4+4)
 #: pid ppid pgrp sid (4 each), pr_fname[16], pr_psargs[80].
@@ -887,7 +881,7 @@ class CoreLibraryState(LibraryState):
         super().__init__()
         self.core = core
 
-    def _scan(self):
+    def scan(self):
         core = self.core
         libs = []
         aout = None
@@ -983,10 +977,10 @@ class CoreProcessState(ProcessState):
         first = self.core.threads[0]
         self.signal_info = self.core.siginfo or (SigInfo(first.signal) if first.signal else None)
 
-    def _read_raw(self, addr, size):
+    def read_raw(self, addr, size):
         return self.core.read(addr, size)
 
-    def _read_registers(self, thread):
+    def read_thread_registers(self, thread):
         i = self._index.get(thread)
         if i is None:
             raise RegisterError(f"no thread {thread} in core file {self.core.path}")

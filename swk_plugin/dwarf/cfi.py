@@ -1,4 +1,4 @@
-"""Call frame information (.eh_frame / .debug_frame) and the CFA rule interpreter.
+"""Call frame information (.eh_frame / .debug_frame): CFA instructions to UnwindRules.
 
 A walk asks about a handful of pcs, so nothing is parsed up front: an FDE is
 found through .eh_frame_hdr's sorted table (or, without one, through a one-time
@@ -7,19 +7,21 @@ are computed once per FDE and cached.
 
 Terms follow the DWARF 5 spec, section 6.4: a CIE holds what FDEs share, an FDE
 covers one address range, executing its instructions yields a table of Rows,
-each giving a rule for the CFA and for every register column.
+each giving a rule for the CFA and for every register column.  A Row is an
+UnwindRule (swk_plugin.rule); swk_plugin.unwind.apply applies it.
 """
 import struct
 from bisect import bisect_right
 
-from ..errors import MemoryReadError, SwkError
+from ..errors import SwkError
+from ..rule import (ARCHITECTURAL, EXPRESSION, OFFSET, REGISTER, RULE_SAME, RULE_UNDEFINED, SAME_VALUE,
+                    UNDEFINED, VAL_EXPRESSION, VAL_OFFSET, CfaRule, RegRule, UnwindRule)
 from .encoding import (DW_EH_PE_absptr, DW_EH_PE_datarel, DW_EH_PE_indirect,
                        DW_EH_PE_omit, DW_EH_PE_pcrel, DecodeError, decode_pointer, fixed_size,
                        read_format, read_uint, sleb128, struct_for, uleb128)
-from .expr import ExprError, evaluate
 
 __all__ = [
-    "CfiError", "CfiTable", "Cie", "Fde", "Row", "CfaRule", "RegRule", "UnwindResult", "unwind_row",
+    "CfiError", "CfiTable", "Cie", "Fde", "Row", "CfaRule", "RegRule",
     "UNDEFINED", "SAME_VALUE", "OFFSET", "VAL_OFFSET", "REGISTER", "EXPRESSION", "VAL_EXPRESSION",
     "ARCHITECTURAL",
 ]
@@ -29,76 +31,14 @@ class CfiError(SwkError):
     """Malformed or unusable call frame information; message is one clear line."""
 
 
-# Register rule kinds (DWARF 5, 6.4.1).
-UNDEFINED = "undefined"
-SAME_VALUE = "same_value"
-OFFSET = "offset"
-VAL_OFFSET = "val_offset"
-REGISTER = "register"
-EXPRESSION = "expression"
-VAL_EXPRESSION = "val_expression"
-ARCHITECTURAL = "architectural"
-
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
 #: Deepest DW_CFA_remember_state nesting we accept (real code uses one or two).
 MAX_STATE_DEPTH = 64
 
-
-class CfaRule:
-    """CFA = register + offset, or the value of a DWARF expression (expr not None)."""
-    __slots__ = ("reg", "offset", "expr")
-
-    def __init__(self, reg, offset, expr=None):
-        self.reg, self.offset, self.expr = reg, offset, expr
-
-    def __eq__(self, other):
-        return isinstance(other, CfaRule) and \
-            (self.reg, self.offset, self.expr) == (other.reg, other.offset, other.expr)
-
-    def __hash__(self):
-        return hash((self.reg, self.offset, self.expr))
-
-    def __repr__(self):
-        if self.expr is not None:
-            return f"CfaRule(expr={self.expr.hex()})"
-        return f"CfaRule(r{self.reg}{self.offset:+d})"
-
-
-class RegRule:
-    """How to recover one register of the caller; ``arg`` depends on ``kind``."""
-    __slots__ = ("kind", "arg")
-
-    def __init__(self, kind, arg=None):
-        self.kind, self.arg = kind, arg
-
-    def __eq__(self, other):
-        return isinstance(other, RegRule) and self.kind == other.kind and self.arg == other.arg
-
-    def __hash__(self):
-        return hash((self.kind, self.arg))
-
-    def __repr__(self):
-        arg = self.arg.hex() if isinstance(self.arg, (bytes, bytearray)) else self.arg
-        return f"RegRule({self.kind}, {arg})"
-
-
-_RULE_UNDEFINED = RegRule(UNDEFINED)
-_RULE_SAME = RegRule(SAME_VALUE)
-
-
-class Row:
-    """One row of the CFI table: the rules that hold from ``address`` to the next row."""
-    __slots__ = ("address", "cfa", "regs", "signal_frame", "ra_reg")
-
-    def __init__(self, address, cfa, regs, signal_frame=False, ra_reg=16):
-        self.address, self.cfa, self.regs = address, cfa, regs
-        self.signal_frame, self.ra_reg = signal_frame, ra_reg
-
-    def __repr__(self):
-        regs = ", ".join(f"r{r}={v!r}" for r, v in sorted(self.regs.items()))
-        return f"Row(0x{self.address:x}, {self.cfa!r}, {{{regs}}})"
+#: A CFI row is an UnwindRule: the rules that hold from its ``address`` to the next row.
+Row = UnwindRule
 
 
 class Cie:
@@ -127,25 +67,6 @@ class Fde:
 
     def __repr__(self):
         return f"<Fde 0x{self.offset:x} [0x{self.pc_begin:x}, 0x{self.pc_end:x})>"
-
-
-class UnwindResult:
-    """The caller's registers as recovered by one row.
-
-    locations: where a recovered register was saved: ('addr', a) in memory, or
-    ('reg', r) in the callee's register r (also for same-value and carried-over
-    registers).  Registers computed by VAL_* rules, and the CFA-derived stack
-    pointer, have no location.
-    """
-    __slots__ = ("cfa", "regs", "locations", "ra", "ra_undefined")
-
-    def __init__(self, cfa, regs, locations, ra, ra_undefined):
-        self.cfa, self.regs, self.locations = cfa, regs, locations
-        self.ra, self.ra_undefined = ra, ra_undefined
-
-    def __repr__(self):
-        ra = "undefined" if self.ra_undefined else (None if self.ra is None else hex(self.ra))
-        return f"UnwindResult(cfa=0x{self.cfa:x}, ra={ra}, regs={{{len(self.regs)}}})"
 
 
 class CfiTable:
@@ -643,11 +564,11 @@ class CfiTable:
                 continue
             elif op == 0x07:                                    # undefined
                 r, pos = uleb128(ins, pos)
-                regs[r] = _RULE_UNDEFINED
+                regs[r] = RULE_UNDEFINED
                 continue
             elif op == 0x08:                                    # same_value
                 r, pos = uleb128(ins, pos)
-                regs[r] = _RULE_SAME
+                regs[r] = RULE_SAME
                 continue
             elif op == 0x09:                                    # register
                 r, pos = uleb128(ins, pos)
@@ -734,103 +655,3 @@ class CfiTable:
             regs.pop(r, None)
         else:
             regs[r] = rule
-
-
-# --- applying a row -------------------------------------------------------------------------------
-
-def unwind_row(row, regs, read_mem, ptr_size=8, sp_reg=7,
-               callee_saved=frozenset({3, 6, 12, 13, 14, 15}), fp_reg=6, pc_reg=16):
-    """Recover the caller's registers from the callee's ``regs`` using ``row``.
-
-    Registers the row has no rule for keep the callee's value only if they are
-    callee-saved (or the frame pointer); the return-address column also does when
-    it is a real register (e.g. AArch64's x30), never when it is the pc itself.
-    Memory errors propagate as MemoryReadError; an unknown CFA register or a failing
-    CFA/return-address expression raises CfiError.  Failures computing other
-    registers just leave them unrecovered.
-    """
-    mask = (1 << (ptr_size * 8)) - 1
-
-    def load(addr):
-        try:
-            data = read_mem(addr, ptr_size)
-        except SwkError:
-            raise
-        except Exception as exc:
-            raise MemoryReadError(addr, ptr_size, str(exc) or type(exc).__name__) from None
-        if data is None or len(data) < ptr_size:
-            raise MemoryReadError(addr, ptr_size, "short read")
-        return int.from_bytes(data[:ptr_size], "little")
-
-    def run(expr, initial, what):
-        try:
-            res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size,
-                           initial_stack=initial)
-        except ExprError as exc:
-            raise CfiError(f"{what}: {exc}") from None
-        if res.kind not in ("memory", "value"):
-            raise CfiError(f"{what}: expression yields a {res.kind} location, not an address")
-        return res.value
-
-    rule = row.cfa
-    if rule.expr is not None:
-        cfa = run(rule.expr, (), "CFA expression")
-    else:
-        base = regs.get(rule.reg)
-        if base is None:
-            if rule.reg is None:
-                raise CfiError("CFA rule has no register")
-            raise CfiError(f"CFA is based on register {rule.reg}, whose value is unknown")
-        cfa = (base + rule.offset) & mask
-
-    ra_reg = row.ra_reg
-    out = {}
-    locs = {}
-    for r, rr in row.regs.items():
-        kind = rr.kind
-        try:
-            if kind == OFFSET:
-                a = (cfa + rr.arg) & mask
-                out[r] = load(a)
-                locs[r] = ("addr", a)
-            elif kind == VAL_OFFSET:
-                out[r] = (cfa + rr.arg) & mask
-            elif kind == REGISTER:
-                v = regs.get(rr.arg)
-                if v is not None:
-                    out[r] = v
-                    locs[r] = ("reg", rr.arg)
-            elif kind == SAME_VALUE:
-                v = regs.get(r)
-                if v is not None:
-                    out[r] = v
-                    locs[r] = ("reg", r)
-            elif kind == EXPRESSION:
-                a = run(rr.arg, (cfa,), f"rule for register {r}") & mask
-                out[r] = load(a)
-                locs[r] = ("addr", a)
-            elif kind == VAL_EXPRESSION:
-                out[r] = run(rr.arg, (cfa,), f"rule for register {r}") & mask
-            # UNDEFINED and ARCHITECTURAL: not recovered.
-        except CfiError:
-            if r == ra_reg:
-                raise
-    rules = row.regs
-    for r in callee_saved:
-        if r not in rules and regs.get(r) is not None:
-            out[r] = regs[r]
-            locs[r] = ("reg", r)
-    if fp_reg is not None and fp_reg not in rules and regs.get(fp_reg) is not None:
-        out[fp_reg] = regs[fp_reg]
-        locs[fp_reg] = ("reg", fp_reg)
-    if sp_reg not in row.regs:
-        out[sp_reg] = cfa
-        locs.pop(sp_reg, None)
-
-    ra_rule = row.regs.get(ra_reg)
-    if ra_rule is None and ra_reg != pc_reg and ra_reg not in out and regs.get(ra_reg) is not None:
-        out[ra_reg] = regs[ra_reg]
-        locs[ra_reg] = ("reg", ra_reg)
-    ra = out.get(ra_reg)
-    ra_undefined = ra is None and (ra_rule is None or ra_rule.kind == UNDEFINED)
-    return UnwindResult(cfa, out, locs, ra, ra_undefined)

@@ -2145,3 +2145,15 @@ def _has_dwarf(module):
     except Exception:
         return False
     return secs.has(".debug_info") and (secs.has(".debug_line") or secs.has(".debug_aranges"))
+
+
+def module_lines(module):
+    """The module's LineTable, built once and kept in its cache; None without DWARF line info."""
+    return module.cache.value("lines", lambda: _build_lines(module))
+
+
+def _build_lines(module):
+    try:
+        return LineTable.from_module(module)
+    except Exception:   # bad DWARF disables only names and lines
+        return None

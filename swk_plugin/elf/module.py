@@ -9,6 +9,7 @@ import os
 import struct
 import threading
 
+from ..cache import ModuleCache
 from ..errors import BadFileError
 from .header import ElfHeader, NT_GNU_BUILD_ID, iter_notes, read_program_headers
 
@@ -79,6 +80,8 @@ class ElfModule:
         self._debuglink = False
         self.debug_file = None  # set by the debug-file resolver (elf/debugfile.py)
         self._debug_file_resolved = False
+        #: Everything derived from this file's bytes (swk_plugin.cache).
+        self.cache = ModuleCache()
 
     def __repr__(self):
         return f"<ElfModule {self.name}>"

@@ -21,7 +21,8 @@ import threading
 
 
 from ..errors import BadFileError
-from .demangle import demangle
+from .debugfile import attach_debug_file
+from .demangle import demangle, strip_params
 
 __all__ = ["Symbol", "SymbolTable"]
 
@@ -364,7 +365,6 @@ class SymbolTable:
     # --- construction ----------------------------------------------------------------------
     @classmethod
     def from_module(cls, module):
-        from .debugfile import attach_debug_file
         shdrs = _section_headers(module)
         main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
         dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
@@ -450,7 +450,6 @@ class SymbolTable:
         if hit:
             return list(hit)
         if self._by_demangled is None:
-            from .demangle import strip_params
             d = {}
             for t in tables:
                 for s in t.syms:
@@ -474,3 +473,15 @@ class SymbolTable:
 
     def __repr__(self):
         return f"<SymbolTable {self.name}: {len(self)} symbols>"
+
+
+def module_symbols(module):
+    """The module's SymbolTable, built once and kept in its cache; None if it cannot be read."""
+    return module.cache.value("symbols", lambda: _build(module))
+
+
+def _build(module):
+    try:
+        return SymbolTable.from_module(module)
+    except Exception:   # a bad symbol table disables only what depends on it
+        return None

@@ -1,15 +1,16 @@
 """AnalysisStepper: stack-height analysis for code without CFI (spec: AnalysisStepper).
 
 Tried after the CFI stepper: for code built without unwind tables, stripped
-or not, and for JIT code in anonymous memory.  The rule at the frame's pc
-(see swk_plugin.analysis) gives the CFA; the return address is just below
-it and the callee-saved registers the function saved are read back from
-their slots, so frames further up get their true values too.
+or not, and for JIT code in anonymous memory.  The analysis (see
+swk_plugin.analysis) gives the UnwindRule at the frame's pc: the CFA, the
+return address just below it, and the callee-saved registers the function
+saved, so frames further up get their true values too.
 """
 from ..analysis import analyzer_for
-from ..frame import Frame, Location
+from ..errors import RuleError
 from ..stepper import FrameStepper, Gcf, PRIORITY_ANALYSIS
-from .context import is_executable
+from ..unwind.apply import callee_registers, caller_by_rule
+from ..unwind.modules import is_executable
 
 
 class AnalysisStepper(FrameStepper):
@@ -19,40 +20,29 @@ class AnalysisStepper(FrameStepper):
 
     def new_library_notification(self, library, change):
         if self.walker is not None:
-            analyzer_for(self.walker).clear()
+            analyzer_for(self.process_state).clear()
 
     def get_caller_frame(self, frame):
-        walker = self.walker
         ps = self.process_state
         arch = ps.arch
         exact = frame.is_top or frame.non_call
-        rule, why = analyzer_for(walker).lookup(frame.lookup_pc, exact)
-        if rule is None:
+        height, why = analyzer_for(ps).lookup(frame.lookup_pc, exact)
+        if height is None:
             return Gcf.NOT_ME, why
-        regs = dict(frame.regs)
-        regs[arch.sp] = frame.sp
-        regs.setdefault(arch.fp, frame.fp)
-        cfa = rule.cfa(regs)
+        rule = height.rule
+        regs = callee_registers(frame, arch)
+        base = regs.get(rule.cfa.reg)
+        cfa = None if base is None else base + rule.cfa.offset
         ptr = arch.ptr_size
         if cfa is None or cfa % ptr or cfa < frame.sp + ptr:
-            return Gcf.NOT_ME, f"analysis gives an impossible CFA ({rule!r})"
-        ra_at = cfa + rule.ra_offset
+            return Gcf.NOT_ME, f"analysis gives an impossible CFA ({height!r})"
+        ra_at = cfa + rule.regs[rule.ra_reg].arg
         ra = ps.read_pointer(ra_at)             # MemoryReadError: the walker's not_me
-        if ra != 0 and not is_executable(walker, ra):
+        if ra != 0 and not is_executable(ps, ra):
             return Gcf.NOT_ME, f"return address 0x{ra:x} at 0x{ra_at:x} is not in executable memory"
-        caller = Frame(ra, cfa, 0, walker=walker,
-                       regs={r: v for r, v in frame.regs.items() if r in arch.callee_saved})
-        for r in caller.regs:
-            caller.reg_locations[r] = frame.reg_locations.get(r, Location.register(r))
-        for r, off in rule.saved.items():
-            caller.regs[r] = ps.read_pointer(cfa + off)
-            caller.reg_locations[r] = Location.address(cfa + off)
-        caller.fp = caller.regs.get(arch.fp, frame.fp)
-        caller.regs[arch.fp] = caller.fp
-        caller.regs[arch.sp] = cfa
-        caller.regs[arch.pc] = ra
-        caller.ra_location = Location.address(ra_at)
-        caller.fp_location = caller.reg_locations.get(arch.fp, Location.register(arch.fp))
-        caller.cfa = cfa
-        frame.cfa = cfa
+        try:
+            caller, _cfa = caller_by_rule(frame, rule, ps)
+        except RuleError as exc:
+            return Gcf.NOT_ME, str(exc)
         return Gcf.SUCCESS, caller
+

@@ -27,23 +27,30 @@ inside the stack's mapping when the back-end knows mappings, and stops at
 unreadable memory.  Frames of known bottom-of-stack functions are left to the
 BottomOfStackStepper, so no junk frames appear below _start or start_thread.
 
-The caller's sp is the slot + 8, which is also the callee's CFA.  Where the
-callee saved registers comes from its CFI row (rare here: the DebugStepper
-would have used it) or else from code analysis (swk_plugin.analysis), as
-offsets from that CFA.  Without either, callee-saved registers carry over
-unchanged — except that a return address right above where %rbp points
-(slot == rbp + 8) means a standard frame, so [rbp] is the caller's %rbp.
+The caller's sp is the slot + one pointer, which is also the callee's CFA:
+what the scan found is stated as an UnwindRule and applied like any other.
+Where the callee saved registers comes from its CFI rule (rare here: the
+DebugStepper would have used it) or else from code analysis
+(swk_plugin.analysis), as offsets from that CFA.  Without either,
+callee-saved registers carry over unchanged — except that a return address
+right above where the frame pointer points (slot == fp + one pointer) means a
+standard frame, so [fp] is the caller's frame pointer.
+
+Every instruction-set fact (call encodings, PLT stubs, trampolines) comes from
+the architecture (``arch.calls``, ``arch.signal_frame``).
 """
 import bisect
 
-from ..arch.x86_64_signal import TRAMPOLINES
-from ..arch.x86_64_calls import MAX_CALL_LEN, calls_ending_at, return_sites
-from ..errors import MemoryReadError
-from ..frame import Frame, FrameKind, Location
+from ..analysis import frame_rule_at
+from ..errors import MemoryReadError, RuleError
+from ..frame import FrameKind
 from ..procstate import PAGE
+from ..rule import UnwindRule
 from ..stepper import FrameStepper, Gcf, PRIORITY_WANDERER
+from ..unwind.apply import caller_by_rule
+from ..unwind.cfi import cfi_rule_at
+from ..unwind.modules import function_at, is_executable, module_at
 from .bottom import BOTTOM_FUNCTIONS
-from .context import function_at, is_executable, module_at
 
 SCAN_WORDS = 64
 SCAN_WORDS_TOP = 512
@@ -53,35 +60,13 @@ MAX_SWEEP = 1 << 16
 MATCH, INDIRECT, OTHER = 1, 2, 3
 _TRUST = {MATCH: "scan", INDIRECT: "scan", OTHER: "scan"}
 
-ENDBR64 = b"\xf3\x0f\x1e\xfa"
 _MAX = 1 << 64
-
-_frame_rule_at = None   # swk_plugin.analysis.frame_rule_at once imported; False if absent
-
-
-def _analysis():
-    """frame_rule_at from the analysis module, or None where it does not exist (yet)."""
-    global _frame_rule_at
-    if _frame_rule_at is None:
-        try:
-            from ..analysis import frame_rule_at
-            _frame_rule_at = frame_rule_at
-        except ImportError:
-            _frame_rule_at = False
-    return _frame_rule_at or None
 
 
 class StepperWanderer(FrameStepper):
     name = "StepperWanderer"
     priority = PRIORITY_WANDERER
     trust = "scan"
-
-    def __init__(self, walker=None):
-        super().__init__(walker)
-        self._sites = {}     # function start -> (return sites, decoded end) or None (not swept)
-
-    def new_library_notification(self, library, change):
-        self._sites.clear()
 
     # --- the step ----------------------------------------------------------------------------------
     def get_caller_frame(self, frame):
@@ -98,7 +83,10 @@ class StepperWanderer(FrameStepper):
         if found is None:
             return Gcf.NOT_ME, why
         slot, ra, tier = found
-        caller = self._make_caller(frame, slot, ra)
+        try:
+            caller, _cfa = caller_by_rule(frame, self.rule_for_slot(frame, slot), self.process_state)
+        except (MemoryReadError, RuleError) as exc:
+            return Gcf.NOT_ME, f"return address found at 0x{slot:x}, but {exc}"
         caller.trust = _TRUST[tier]
         return Gcf.SUCCESS, caller
 
@@ -118,7 +106,7 @@ class StepperWanderer(FrameStepper):
                 return None, f"stack pointer 0x{frame.sp:x} is in no mapping"
             limit = min(limit, stack.end)
             code = sorted((r.start, r.end) for r in regions if r.executable)
-        func = function_at(self.walker, frame.lookup_pc)
+        func = function_at(ps, frame.lookup_pc)
         lo_code, hi_code = 0x1000, arch.max_user_address
         best = {}
         addr = start
@@ -178,11 +166,11 @@ class StepperWanderer(FrameStepper):
             i = bisect.bisect_right(code, (ra, _MAX)) - 1
             if i < 0 or not ra < code[i][1]:
                 return None
-        elif not is_executable(self.walker, ra):
+        elif not is_executable(self.process_state, ra):
             return None
         if self._is_trampoline(ra):
             return MATCH   # a signal handler returns into the sigreturn trampoline, after no call
-        calls = calls_ending_at(self._code_before(ra), ra)
+        calls = self.process_state.arch.calls.calls_ending_at(self._code_before(ra), ra)
         if not calls:
             return None
         call_at = self._call_start(ra)
@@ -203,11 +191,14 @@ class StepperWanderer(FrameStepper):
         return tier
 
     def _is_trampoline(self, addr):
+        layout = self.process_state.arch.signal_frame
+        if layout is None:
+            return False
         try:
             code = self.process_state.read_memory(addr, 16)
         except MemoryReadError:
             return False
-        return any(code.startswith(pattern) for pattern, _syscall_at in TRAMPOLINES)
+        return layout.is_trampoline_code(code)
 
     @staticmethod
     def _hits(target, func):
@@ -219,8 +210,9 @@ class StepperWanderer(FrameStepper):
     def _code_before(self, ra):
         """Up to MAX_CALL_LEN bytes ending at ra, fewer where the page before is unreadable."""
         ps = self.process_state
+        n = ps.arch.calls.MAX_CALL_LEN
         try:
-            return ps.read_memory(ra - MAX_CALL_LEN, MAX_CALL_LEN)
+            return ps.read_memory(ra - n, n)
         except MemoryReadError:
             n = ra & (PAGE - 1)
             try:
@@ -231,18 +223,20 @@ class StepperWanderer(FrameStepper):
     def _call_start(self, ra):
         """Where the call ending at ra starts per a sweep of its function, False if none
         ends there, None when unknown (no symbols, function too big, sweep stopped short)."""
-        func = function_at(self.walker, ra - 1)
+        ps = self.process_state
+        func = function_at(ps, ra - 1)
         if func is None or func[1] is None or func[1] - func[0] > MAX_SWEEP:
             return None
         start, end = func
-        sites = self._sites.get(start, 0)
+        memo = ps.library_cache.memo("return-sites")
+        sites = memo.get(start, 0)
         if sites == 0:
             try:
-                code = self.process_state.read_memory(start, end - start)
-                sites = return_sites(code, start)
+                code = ps.read_memory(start, end - start)
+                sites = ps.arch.calls.return_sites(code, start)
             except MemoryReadError:
                 sites = None
-            self._sites[start] = sites
+            memo.put(start, sites)
         if sites is None:
             return None
         calls, decoded_end = sites
@@ -257,80 +251,54 @@ class StepperWanderer(FrameStepper):
             return None
 
     def _plt_target(self, addr):
-        """Where a PLT stub at addr jumps ([endbr64] [bnd] jmp *slot(%rip)), else None.
+        """Where a PLT stub at addr jumps (arch.calls.plt_slot), else None.
 
         The callee is running, so lazy binding has already filled the GOT word.
         """
+        calls = self.process_state.arch.calls
         try:
-            code = self.process_state.read_memory(addr, 11)
+            code = self.process_state.read_memory(addr, calls.PLT_STUB_SIZE)
         except MemoryReadError:
             return None
-        i = 4 if code.startswith(ENDBR64) else 0
-        if code[i] == 0xf2:
-            i += 1
-        if code[i:i + 2] != b"\xff\x25":
-            return None
-        end = addr + i + 6
-        slot = end + int.from_bytes(code[i + 2:i + 6], "little", signed=True)
-        return self._read_pointer(slot)
+        slot = calls.plt_slot(code, addr)
+        return self._read_pointer(slot) if slot is not None else None
 
     # --- the caller -----------------------------------------------------------------------------------
-    def _make_caller(self, frame, slot, ra):
-        """The caller whose return address is at ``slot``, with what can be said of its registers."""
+    def rule_for_slot(self, frame, slot):
+        """The UnwindRule of a return address found at ``slot``: CFA = slot + one pointer,
+        with where the callee saved registers (see the module doc) if readable."""
         ps = self.process_state
         arch = ps.arch
         ptr = arch.ptr_size
-        sp = slot + ptr
-        regs = {r: v for r, v in frame.regs.items() if r in arch.callee_saved}
-        caller = Frame(ra, sp, frame.fp, walker=self.walker, regs=regs)
+        cfa = slot + ptr
         saved = self._saved_offsets(frame)
-        if saved is not None:
-            for reg, off in saved.items():
-                if reg in (arch.sp, arch.pc):
-                    continue
-                val = self._read_pointer(sp + off)
-                if val is not None:
-                    caller.regs[reg] = val
-                    caller.reg_locations[reg] = Location.address(sp + off)
-        elif frame.fp and slot == frame.fp + ptr:
-            # The return address sits right above where %rbp points: a standard
-            # frame, so [rbp] is the caller's saved %rbp.
-            val = self._read_pointer(frame.fp)
-            if val is not None:
-                caller.regs[arch.fp] = val
-                caller.reg_locations[arch.fp] = Location.address(frame.fp)
-        # Otherwise %rbp and the other callee-saved registers carry over unchanged.
-        if arch.fp in caller.regs:
-            caller.fp = caller.regs[arch.fp]
-        caller.fp_location = caller.reg_locations.get(arch.fp, Location.register(arch.fp))
-        caller.regs[arch.sp] = sp
-        caller.regs[arch.pc] = ra
-        caller.ra_location = caller.reg_locations[arch.pc] = Location.address(slot)
-        caller.cfa = frame.cfa = sp
-        return caller
+        if saved is None and frame.fp and slot == frame.fp + ptr:
+            # The return address sits right above where the frame pointer points: a
+            # standard frame, so [fp] is the caller's saved frame pointer.
+            saved = {arch.fp: frame.fp - cfa}
+        readable = {}
+        for reg, off in (saved or {}).items():
+            if reg not in (arch.sp, arch.pc, arch.ra) and ps.is_readable(cfa + off, ptr):
+                readable[reg] = off
+        return UnwindRule.at_cfa(arch.sp, cfa - frame.sp, arch.ra, -ptr, readable)
 
     def _saved_offsets(self, frame):
         """{regno: offset from the CFA} where the callee saved registers, from its CFI
-        or from code analysis; None when neither knows.  The CFA is the found slot + 8."""
-        walker = self.walker
+        or from code analysis; None when neither knows."""
+        ps = self.process_state
         pc = frame.lookup_pc
-        lib, mod = module_at(walker, pc)
+        lib, mod = module_at(ps, pc)
         if mod is not None:
-            from .debug import find_row
-            from ..dwarf.cfi import OFFSET
             try:
-                row = find_row(mod, pc - lib.base)
+                rule = cfi_rule_at(mod, pc - lib.base)
             except Exception:    # unreadable CFI disables this source only
-                row = None
-            if row is not None:
-                return {r: rule.arg for r, rule in row.regs.items()
-                        if rule.kind == OFFSET and r != row.ra_reg}
-        frame_rule_at = _analysis()
-        if frame_rule_at is not None:
-            try:
-                rule = frame_rule_at(walker, pc, frame.is_top or frame.non_call)
-            except Exception:    # the analysis failing leaves the fallback
                 rule = None
             if rule is not None:
-                return dict(rule.saved)
+                return {r: off for r, off in rule.saved_offsets().items() if r != rule.ra_reg}
+        try:
+            height = frame_rule_at(ps, pc, frame.is_top or frame.non_call)
+        except Exception:        # the analysis failing leaves the fallback
+            height = None
+        if height is not None:
+            return dict(height.saved)
         return None

@@ -39,7 +39,7 @@ def warm(objfile):
             return             # the vDSO ("system-supplied DSO at ...") and the like
         _import_walk_modules()
         from ...elf.module import open_module
-        from ...symlookup import module_symbols
+        from ...elf.symbols import module_symbols
         table = module_symbols(open_module(path))
         if table is not None:
             table._ensure()

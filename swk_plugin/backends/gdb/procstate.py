@@ -99,7 +99,7 @@ class GdbProcessState(ProcessState):
         return self.inferior.pid or None
 
     # --- registers -------------------------------------------------------------------
-    def _read_registers(self, tid):
+    def read_thread_registers(self, tid):
         th = self.gdb_thread(tid)
         try:
             return self._read_thread_registers(th)
@@ -163,7 +163,7 @@ class GdbProcessState(ProcessState):
         return None
 
     # --- memory ----------------------------------------------------------------------------
-    def _read_raw(self, addr, size):
+    def read_raw(self, addr, size):
         try:
             return self.inferior.read_memory(addr, size).tobytes()
         except (gdb.MemoryError, gdb.error, OverflowError, ValueError) as exc:
@@ -225,7 +225,7 @@ class GdbLibraryState(LibraryState):
                 return os.path.realpath(cand)
         return name
 
-    def _scan(self):
+    def scan(self):
         inferior = self.ps.inferior
         exe = inferior.progspace.filename if inferior.progspace else None
         if exe is None:
@@ -298,7 +298,7 @@ class GdbLibraryState(LibraryState):
 
     def get_lib_trap_address(self):
         """r_debug.r_brk: where the dynamic linker calls on every library change."""
-        self._ensure()
+        self.ensure_current()
         if not self.r_debug:
             return 0
         try:

@@ -6,7 +6,7 @@ twice.  The common case must cost next to nothing: one register read (the pc)
 and a dictionary lookup decide.  A pc that CFI covers is left to GDB (it is
 right there), and so is a sigreturn trampoline (GDB's sigtramp unwinder reads
 the saved context and labels the frame <signal handler called>).  Only code
-without CFI — and CFI frames whose CFA would come from an implausible %rbp,
+without CFI — and CFI frames whose CFA would come from an implausible frame pointer,
 as after a smashed frame pointer — is walked by swk: its steppers (frame
 pointer, analysis, scan) find the caller, and every register they recover is
 handed to GDB, so outer frames' locals read right.
@@ -18,13 +18,11 @@ core file's name) is gathered outside, by events and commands.
 import gdb
 import gdb.unwinder
 
-from ...arch.x86_64_calls import MAX_CALL_LEN, calls_ending_at
-from ...arch.x86_64_signal import TRAMPOLINES
 from ...errors import MemoryReadError
 from ...frame import Frame
 from ...stepper import Gcf
-from ...steppers.context import function_at, module_at
-from ...steppers.debug import find_row
+from ...unwind.cfi import cfi_rule_at
+from ...unwind.modules import function_at, module_at
 from .procstate import TARGET, selected_thread
 
 DECLINE, SWK, CHECK = "gdb", "swk", "check"
@@ -45,8 +43,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         self.session = session
         self.decisions = {}     # pc -> DECLINE / SWK / CHECK, until libraries change
         self.declined = set()   # (thread, level, pc) of CHECK frames left to GDB, until the target changes
-        self.types = None       # GDB types of rip, rsp and the other general registers
+        self.types = None       # GDB types of the pc, the sp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
+        self.arch = None        # the Architecture of the inferior the descriptors are for
         self.reported = set()   # problems already shown once
         self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
         session.listeners.append(self.forget)
@@ -75,7 +74,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         desc = self.descriptors
         if desc is None:
             desc = self.descriptors = {r.name: r for r in pf.architecture().registers("general")}
-        pc = int(pf.read_register(desc["rip"]))
+            self.arch = self.session.walker_for(gdb.selected_inferior()).process_state.arch
+        arch = self.arch
+        pc = int(pf.read_register(desc[arch.reg_name(arch.pc)]))
         kind = self.decisions.get(pc)
         if kind is None:
             kind = self.decisions[pc] = self._classify(pc)
@@ -88,13 +89,12 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             key = (th.global_num if th is not None else None, pf.level(), pc)
             if key in self.declined:
                 return None
-        sp = int(pf.read_register(desc["rsp"]))
-        fp = int(pf.read_register(desc["rbp"]))
+        sp = int(pf.read_register(desc[arch.reg_name(arch.sp)]))
+        fp = int(pf.read_register(desc[arch.reg_name(arch.fp)]))
         if kind == CHECK and sp <= fp < sp + MAX_FRAME:
             self.declined.add(key)
-            return None  # the CFA GDB will compute from %rbp is plausible: GDB's CFI is right
+            return None  # the CFA GDB will compute from the frame pointer is plausible: its CFI is right
         walker = self.session.walker_for(gdb.selected_inferior())
-        arch = walker.process_state.arch
         regs = {arch.pc: pc, arch.sp: sp, arch.fp: fp}
         for regno in arch.callee_saved:
             if regno not in regs:
@@ -114,14 +114,13 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             return None
         caller = res.caller
         cfa = frame.cfa if frame.cfa is not None else caller.sp
-        func = function_at(walker, frame.lookup_pc)
-        info = pf.create_unwind_info(FrameId(self._value(cfa, "rsp", pf),
-                                             self._value(func[0] if func else pc, "rip", pf)))
+        func = function_at(walker.process_state, frame.lookup_pc)
+        info = pf.create_unwind_info(FrameId(self._value(cfa, arch.sp, pf),
+                                             self._value(func[0] if func else pc, arch.pc, pf)))
         mask = (1 << (8 * arch.ptr_size)) - 1
         for regno, value in caller.regs.items():
             if regno in arch.callee_saved or regno in (arch.sp, arch.pc):
-                name = arch.reg_name(regno)
-                info.add_saved_register(name, self._value(value & mask, name, pf))
+                info.add_saved_register(arch.reg_name(regno), self._value(value & mask, regno, pf))
         self.unwound += 1
         return info
 
@@ -133,33 +132,38 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             code = ps.read_memory(pc, 16)
         except MemoryReadError:
             return DECLINE
-        if any(code.startswith(pattern) for pattern, _at in TRAMPOLINES):
+        layout = ps.arch.signal_frame
+        if layout is not None and layout.is_trampoline_code(code):
             return DECLINE
-        lib, mod = module_at(walker, pc)
+        lib, mod = module_at(ps, pc)
         if mod is None:
             return SWK  # JIT code: GDB has nothing to go on
-        rows = [find_row(mod, a - lib.base) for a in (pc, pc - 1)]
-        if rows[0] is None and rows[1] is None:
+        rules = [cfi_rule_at(mod, a - lib.base) for a in (pc, pc - 1)]
+        if rules[0] is None and rules[1] is None:
             return SWK
-        row = rows[1] or rows[0]
-        if row.cfa is not None and getattr(row.cfa, "reg", None) == ps.arch.fp and not row.signal_frame:
+        rule = rules[1] or rules[0]
+        if rule.cfa is not None and rule.cfa.reg == ps.arch.fp and not rule.signal_frame:
             return CHECK
         return DECLINE
 
     @staticmethod
     def _after_call(walker, pc):
         """Whether pc follows a call (a return address) rather than an interrupted pc."""
+        calls = walker.process_state.arch.calls
         try:
-            code = walker.process_state.read_memory(pc - MAX_CALL_LEN, MAX_CALL_LEN)
+            code = walker.process_state.read_memory(pc - calls.MAX_CALL_LEN, calls.MAX_CALL_LEN)
         except MemoryReadError:
             return True
-        return bool(calls_ending_at(code, pc))
+        return bool(calls.calls_ending_at(code, pc))
 
-    def _value(self, value, regname, pf):
-        if self.types is None:
-            self.types = {"rip": pf.read_register("rip").type, "rsp": pf.read_register("rsp").type,
-                          "rbp": pf.read_register("rbp").type, "other": pf.read_register("rbx").type}
-        t = self.types.get(regname, self.types["other"])
+    def _value(self, value, regno, pf):
+        """``value`` as a gdb.Value of the register's own type (GDB wants exactly that)."""
+        types = self.types
+        if types is None:
+            types = self.types = {}
+        t = types.get(regno)
+        if t is None:
+            t = types[regno] = pf.read_register(self.arch.reg_name(regno)).type
         return gdb.Value(value).cast(t)
 
     def _report(self, exc):

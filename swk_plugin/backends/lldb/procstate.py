@@ -96,11 +96,11 @@ class LldbProcessState(ProcessState):
         LLDB deadlocks on any question about it)."""
         self._regs[tid] = dict(regs)
 
-    def _read_registers(self, tid):
+    def read_thread_registers(self, tid):
         return frame_registers(self.sb_thread(tid).GetFrameAtIndex(0), self.arch)
 
     # --- memory --------------------------------------------------------------------------
-    def _read_raw(self, addr, size):
+    def read_raw(self, addr, size):
         err = lldb.SBError()
         try:
             data = self.process.ReadMemory(addr, size, err)
@@ -236,11 +236,11 @@ class LldbLibraryState(LibraryState):
         self.dirty = True
         self.scanning = False
 
-    def _ensure(self):
+    def ensure_current(self):
         self.ps.check_stop()
-        super()._ensure()
+        super().ensure_current()
 
-    def _scan(self):
+    def scan(self):
         self.scanning = True
         try:
             return self._scan_modules()

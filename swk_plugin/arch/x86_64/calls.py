@@ -165,3 +165,22 @@ def return_sites(code, start):
         if _is_call(mnemonic):
             sites[pos] = a
     return sites, pos
+
+
+# --- PLT stubs -----------------------------------------------------------------------------
+
+ENDBR64 = b"\xf3\x0f\x1e\xfa"
+#: Bytes to read at a PLT stub to decode it.
+PLT_STUB_SIZE = 11
+
+
+def plt_slot(code, addr):
+    """The GOT word a PLT stub at ``addr`` jumps through ([endbr64] [bnd] jmp *slot(%rip)),
+    or None if ``code`` (bytes at addr) is not one."""
+    i = 4 if code.startswith(ENDBR64) else 0
+    if i < len(code) and code[i] == 0xf2:
+        i += 1
+    if code[i:i + 2] != b"\xff\x25" or len(code) < i + 6:
+        return None
+    end = addr + i + 6
+    return end + int.from_bytes(code[i + 2:i + 6], "little", signed=True)

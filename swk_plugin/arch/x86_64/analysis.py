@@ -19,10 +19,8 @@ text: about seven times faster than capstone's detail mode, and every
 instruction that matters here has one plain textual form.  Classifications
 are memoised, so a function costs little more than its decode.
 """
-from bisect import bisect_right
-
-
-from .rule import FrameRule
+from ..heights import NOT_REACHED, AnalysisError, FunctionAnalysis, StackHeight  # noqa: F401 (re-exported)
+from . import registers as _ARCH
 
 #: Work bounds per function: bytes of code, decoded instructions, instruction visits.
 MAX_CODE = 64 * 1024
@@ -42,7 +40,7 @@ OTHER, PUSH, POP, ADJ, SP_UNKNOWN, SP_FROM_FP, FP_FROM_SP, FP_CLOBBER, LEAVE, SA
 FALL, JUMP, COND, CALL, STOP, IJUMP = range(6)
 
 #: Callee-saved registers (System V) by name -> DWARF number.
-CALLEE_SAVED = {"rbx": 3, "rbp": 6, "r12": 12, "r13": 13, "r14": 14, "r15": 15}
+CALLEE_SAVED = {name: _ARCH.DWARF_NAMES.index(name) for name in ("rbx", "rbp", "r12", "r13", "r14", "r15")}
 _SP_NAMES = frozenset({"rsp", "esp", "sp", "spl"})
 _BP_NAMES = frozenset({"rbp", "ebp", "bp", "bpl"})
 #: Mnemonics whose first operand is only read.
@@ -52,27 +50,6 @@ _READS_FIRST = frozenset({"cmp", "test", "bt", "push", "ptest", "ucomiss", "ucom
 STOPS = frozenset({"ret", "retf", "iretq", "iret", "ud2", "ud1", "ud0", "hlt", "int3", "sysret",
                     "sysretq", "sysexit"})
 PADDING = frozenset({"nop", "int3"})
-
-#: Functions that never return: a call to them ends its path (the next bytes
-#: belong to another block or function, whose state may differ).
-NORETURN = frozenset({
-    "abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail", "__stack_chk_fail_local",
-    "__assert_fail", "__assert_perror_fail", "__assert", "__cxa_throw", "__cxa_rethrow",
-    "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_pure_virtual", "__cxa_deleted_virtual",
-    "__cxa_throw_bad_array_new_length", "__cxa_call_terminate", "_Unwind_Resume", "longjmp",
-    "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit", "__pthread_exit", "__fortify_fail",
-    "__chk_fail", "err", "errx", "verr", "verrx", "__libc_fatal", "__libc_longjmp",
-    "_ZSt9terminatev", "__f90_stop", "__gnat_last_chance_handler", "thrd_exit",
-})
-
-
-def is_noreturn_name(name):
-    """Whether a (linkage) function name is one that never returns."""
-    if name is None:
-        return False
-    name = name.split("@", 1)[0]
-    return name in NORETURN or (name.startswith("_ZSt") and "__throw_" in name)
-
 
 def _int(s):
     """An immediate as capstone prints it ("8", "0x18", "-0x80"), sign-folded to 64 bits."""
@@ -279,57 +256,6 @@ def merge(a, b):
 
 
 ENTRY = (8, None, frozenset())
-#: rule_at's answer for a pc the analysis never reached from the entry.
-NOT_REACHED = object()
-
-
-class AnalysisError(Exception):
-    """The function could not be analysed (unreadable, too large)."""
-
-
-class FunctionAnalysis:
-    """The rules of one analysed function: one FrameRule (or None: unknown) per
-    instruction reached from its entry, in address order."""
-    __slots__ = ("start", "end", "addrs", "sizes", "rules", "calls", "generation", "extras")
-
-    def __init__(self, start, end, addrs, sizes, rules, calls, extras=()):
-        self.start, self.end = start, end
-        self.addrs, self.sizes, self.rules, self.calls = addrs, sizes, rules, calls
-        self.extras = tuple(extras)
-        self.generation = None
-
-    def __len__(self):
-        return len(self.addrs)
-
-    def index_of(self, pc, exact):
-        """Index of the instruction at (exact) or holding pc, or -1."""
-        i = bisect_right(self.addrs, pc) - 1
-        if i < 0:
-            return -1
-        a = self.addrs[i]
-        if a == pc if exact else a + self.sizes[i] > pc:
-            return i
-        return -1
-
-    def rule_at(self, pc, exact):
-        """The FrameRule at ``pc``, None where the height is unknown, NOT_REACHED
-        where no path from the entry gets there.  exact=False: pc is a return
-        address minus one; the rule is the call's holding it (NOT_REACHED when
-        no reached call holds it)."""
-        i = self.index_of(pc, exact)
-        if i < 0 or (not exact and self.addrs[i] not in self.calls):
-            return NOT_REACHED
-        return self.rules[i]
-
-    def instructions(self):
-        """[(address, size, FrameRule or None)] for tests and tools."""
-        return list(zip(self.addrs, self.sizes, self.rules))
-
-    def __repr__(self):
-        end = f"0x{self.end:x}" if self.end is not None else "?"
-        return f"<FunctionAnalysis 0x{self.start:x}-{end}: {len(self.addrs)} instructions>"
-
-
 _CS = None
 
 
@@ -559,7 +485,7 @@ class _Dataflow:
             st = instate[a]
             rule = interned.get(st, False)
             if rule is False:
-                rule = interned[st] = (FrameRule(st[0], st[1], {r: o for r, o in st[2]})
+                rule = interned[st] = (StackHeight.make(_ARCH, st[0], st[1], {r: o for r, o in st[2]})
                                        if st[0] is not None or st[1] is not None else None)
             rules.append(rule)
             if insns[a][4] == CALL:

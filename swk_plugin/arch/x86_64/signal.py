@@ -15,6 +15,9 @@ offsets below agree with glibc's own CFI for __restore_rt (DW_OP_breg7
 40 + slot: r8 at rsp+40 ... rip at rsp+168), which tests/test_sighandler.py
 checks against the installed libc.
 """
+from ...rule import UnwindRule
+from . import registers
+
 
 #: rt_sigreturn's syscall number.
 NR_RT_SIGRETURN = 15
@@ -51,7 +54,7 @@ RT_SIGFRAME_SIZE = PRETCODE_SIZE + UCONTEXT_SIZE + SIGINFO_SIZE   # 440
 #: Size of one saved register.
 SLOT = 8
 #: DWARF number of %rflags (psABI figure 3.36), which the arch table does not name.
-RFLAGS = 49
+RFLAGS = registers.RFLAGS
 #: (name, DWARF number) of each 8-byte slot, from the start of the sigcontext.
 SIGCONTEXT_REGS = (
     ("r8", 8), ("r9", 9), ("r10", 10), ("r11", 11),
@@ -96,3 +99,24 @@ def trampoline_start(code_at, pc, exact):
             if code_at(start, len(code)) == code:
                 return start
     return None
+
+
+def is_trampoline_code(code):
+    """Whether ``code`` (bytes at an address) starts a sigreturn trampoline."""
+    return any(code.startswith(pattern) for pattern, _syscall_at in TRAMPOLINES)
+
+
+#: How far the CFA (frame_end) is above the trampoline frame's sp.
+CFA_FROM_SP = UC_FROM_SP + UCONTEXT_SIZE + SIGINFO_SIZE
+_RULE = []
+
+
+def rule():
+    """The trampoline frame's UnwindRule: CFA = sp + CFA_FROM_SP, every register of the
+    interrupted code in the sigcontext, and the caller interrupted (not calling)."""
+    if not _RULE:
+        sc = UC_FROM_SP + UC_MCONTEXT - CFA_FROM_SP          # the sigcontext, from the CFA
+        saved = {regno: sc + off for regno, off in SC_OFFSETS.items()}
+        _RULE.append(UnwindRule.at_cfa(registers.sp, CFA_FROM_SP, registers.ra, saved[registers.ra], saved,
+                                       signal_frame=True))
+    return _RULE[0]

@@ -1,0 +1,32 @@
+"""x86-64 register sets as Linux stores them: NT_PRSTATUS in cores, PTRACE_GETREGSET live.
+
+``struct user_regs_struct`` (the kernel's arch/x86/include/asm/user_64.h) is
+pr_reg of NT_PRSTATUS and what PTRACE_GETREGSET(NT_PRSTATUS) returns: 27
+8-byte slots, in this order.
+"""
+from . import registers
+
+#: user_regs_struct, in order.
+USER_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
+             "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags",
+             "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs")
+SLOT = 8
+USER_REGS_SIZE = SLOT * len(USER_REGS)          # 216
+#: Where pr_reg starts in struct elf_prstatus: pr_info (12) pr_cursig (2+2) pr_sigpend
+#: pr_sighold (8+8) pr_pid pr_ppid pr_pgrp pr_sid (4 each) 4 timevals (16 each).
+PRSTATUS_REG_OFFSET = 112
+#: The whole elf_prstatus: pr_reg, then pr_fpvalid (4) and padding.
+PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + USER_REGS_SIZE + 8
+#: pid_t / long widths in elf_prstatus and elf_prpsinfo.
+LONG = 8
+
+
+def unpack_user_regs(raw):
+    """{DWARF regno or name: value} from a user_regs_struct (names for registers with no
+    DWARF number here: orig_rax, cs, eflags, segment bases...)."""
+    dwarf = registers.DWARF_NAMES
+    regs = {}
+    for i, name in enumerate(USER_REGS):
+        value = int.from_bytes(raw[i * SLOT:(i + 1) * SLOT], "little")
+        regs[dwarf.index(name) if name in dwarf else name] = value
+    return regs

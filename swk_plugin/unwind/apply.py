@@ -1,0 +1,186 @@
+"""Applying an UnwindRule: the one place a caller frame is made from a callee.
+
+``apply_rule`` works on registers alone (a callee's {regno: value} and a
+memory reader in, the caller's registers out); ``caller_by_rule`` wraps it
+for a walk: the caller Frame, with every recovered register and where it was
+found, plus what the step learned about the callee (its CFA, whether it is a
+signal trampoline) for the walker to record once it accepts the caller.
+"""
+from ..dwarf.expr import ExprError, evaluate
+from ..errors import MemoryReadError, RuleError, SwkError
+from ..frame import Frame, FrameKind, Location
+from ..rule import (EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED, VAL_EXPRESSION, VAL_OFFSET)
+
+
+class UnwindResult:
+    """The caller's registers as recovered by one rule.
+
+    locations: where a recovered register was saved: ('addr', a) in memory, or
+    ('reg', r) in the callee's register r (also for same-value and carried-over
+    registers).  Registers computed by VAL_* rules, and the CFA-derived stack
+    pointer, have no location.
+    """
+    __slots__ = ("cfa", "regs", "locations", "ra", "ra_undefined")
+
+    def __init__(self, cfa, regs, locations, ra, ra_undefined):
+        self.cfa, self.regs, self.locations = cfa, regs, locations
+        self.ra, self.ra_undefined = ra, ra_undefined
+
+    def __repr__(self):
+        ra = "undefined" if self.ra_undefined else (None if self.ra is None else hex(self.ra))
+        return f"UnwindResult(cfa=0x{self.cfa:x}, ra={ra}, regs={{{len(self.regs)}}})"
+
+
+def apply_rule(rule, regs, read_mem, arch):
+    """Recover the caller's registers from the callee's ``regs`` by ``rule``.
+
+    ``arch`` gives the pointer size, the sp, fp and pc registers and the
+    callee-saved set.  Registers the rule has no rule for keep the callee's
+    value only if they are callee-saved (or the frame pointer); the
+    return-address column also does when it is a real register (AArch64's
+    x30), never when it is the pc itself.  Memory errors propagate as
+    MemoryReadError; an unknown CFA register or a failing CFA / return-address
+    expression raises RuleError.  Failures computing other registers just leave
+    them unrecovered.
+    """
+    ptr_size = arch.ptr_size
+    mask = (1 << (ptr_size * 8)) - 1
+
+    def load(addr):
+        try:
+            data = read_mem(addr, ptr_size)
+        except SwkError:
+            raise
+        except Exception as exc:
+            raise MemoryReadError(addr, ptr_size, str(exc) or type(exc).__name__) from None
+        if data is None or len(data) < ptr_size:
+            raise MemoryReadError(addr, ptr_size, "short read")
+        return int.from_bytes(data[:ptr_size], "little")
+
+    def run(expr, initial, what):
+        try:
+            res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size,
+                           initial_stack=initial)
+        except ExprError as exc:
+            raise RuleError(f"{what}: {exc}") from None
+        if res.kind not in ("memory", "value"):
+            raise RuleError(f"{what}: expression yields a {res.kind} location, not an address")
+        return res.value
+
+    crule = rule.cfa
+    if crule.expr is not None:
+        cfa = run(crule.expr, (), "CFA expression")
+    else:
+        base = regs.get(crule.reg)
+        if base is None:
+            if crule.reg is None:
+                raise RuleError("CFA rule has no register")
+            raise RuleError(f"CFA is based on register {crule.reg}, whose value is unknown")
+        cfa = (base + crule.offset) & mask
+
+    ra_reg = rule.ra_reg
+    out = {}
+    locs = {}
+    for r, rr in rule.regs.items():
+        kind = rr.kind
+        try:
+            if kind == OFFSET:
+                a = (cfa + rr.arg) & mask
+                out[r] = load(a)
+                locs[r] = ("addr", a)
+            elif kind == VAL_OFFSET:
+                out[r] = (cfa + rr.arg) & mask
+            elif kind == REGISTER:
+                v = regs.get(rr.arg)
+                if v is not None:
+                    out[r] = v
+                    locs[r] = ("reg", rr.arg)
+            elif kind == SAME_VALUE:
+                v = regs.get(r)
+                if v is not None:
+                    out[r] = v
+                    locs[r] = ("reg", r)
+            elif kind == EXPRESSION:
+                a = run(rr.arg, (cfa,), f"rule for register {r}") & mask
+                out[r] = load(a)
+                locs[r] = ("addr", a)
+            elif kind == VAL_EXPRESSION:
+                out[r] = run(rr.arg, (cfa,), f"rule for register {r}") & mask
+            # UNDEFINED and ARCHITECTURAL: not recovered.
+        except RuleError:
+            if r == ra_reg:
+                raise
+    rules = rule.regs
+    for r in arch.callee_saved:
+        if r not in rules and regs.get(r) is not None:
+            out[r] = regs[r]
+            locs[r] = ("reg", r)
+    fp_reg, sp_reg = arch.fp, arch.sp
+    if fp_reg is not None and fp_reg not in rules and regs.get(fp_reg) is not None:
+        out[fp_reg] = regs[fp_reg]
+        locs[fp_reg] = ("reg", fp_reg)
+    if sp_reg not in rules:
+        out[sp_reg] = cfa
+        locs.pop(sp_reg, None)
+
+    ra_rule = rules.get(ra_reg)
+    if ra_rule is None and ra_reg != arch.pc and ra_reg not in out and regs.get(ra_reg) is not None:
+        out[ra_reg] = regs[ra_reg]
+        locs[ra_reg] = ("reg", ra_reg)
+    ra = out.get(ra_reg)
+    ra_undefined = ra is None and (ra_rule is None or ra_rule.kind == UNDEFINED)
+    return UnwindResult(cfa, out, locs, ra, ra_undefined)
+
+
+def _location(loc):
+    if loc is None:
+        return Location()
+    kind, val = loc
+    return Location.address(val) if kind == "addr" else Location.register(val)
+
+
+def callee_registers(frame, arch):
+    """The registers a rule is applied to: the frame's own, with its sp (and fp, pc)
+    filled in from the frame where a hand-made frame's register set lacks them."""
+    regs = frame.regs
+    if regs.get(arch.sp) != frame.sp or (arch.fp not in regs and frame.fp) or arch.pc not in regs:
+        regs = dict(regs)
+        regs[arch.sp] = frame.sp
+        if arch.fp not in regs and frame.fp:
+            regs[arch.fp] = frame.fp
+        regs.setdefault(arch.pc, frame.ra)
+    return regs
+
+
+def caller_by_rule(callee, rule, ps):
+    """(caller Frame, CFA) for ``callee`` by ``rule``; the caller is None when the rule
+    marks the callee outermost (its return address undefined).
+
+    The caller carries what the step found about the callee — ``callee_cfa`` and,
+    for a signal trampoline, ``callee_kind`` — for the walker to record when it
+    accepts the caller; ``callee`` itself is not changed.  Raises MemoryReadError
+    and RuleError.
+    """
+    arch = ps.arch
+    res = apply_rule(rule, callee_registers(callee, arch), ps.read_memory, arch)
+    if res.ra_undefined or res.ra is None:
+        return None, res.cfa
+    regs = res.regs
+    sp = regs.get(arch.sp, res.cfa)
+    regs[arch.sp] = sp
+    regs[arch.pc] = res.ra
+    caller = Frame(res.ra, sp, regs.get(arch.fp, 0), walker=callee.walker, regs=regs)
+    locs = caller.reg_locations
+    for reg, loc in res.locations.items():
+        locs[reg] = _location(loc)
+    caller.ra_location = locs.get(rule.ra_reg, Location())
+    caller.fp_location = locs.get(arch.fp, Location())
+    caller.sp_location = locs.get(arch.sp, Location())
+    caller.callee_cfa = res.cfa
+    if rule.signal_frame:
+        caller.callee_kind = FrameKind.SIGNAL
+        caller.non_call = True            # interrupted at its pc: looked up there, not at pc-1
+    return caller, res.cfa
+
+
+__all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "UNDEFINED"]

@@ -1,0 +1,68 @@
+"""DWARF call-frame information of a module, as UnwindRules per pc.
+
+CFI comes from the module's .eh_frame (searched through .eh_frame_hdr) and
+from .debug_frame — the module's own or its separate debug file's, inflated
+when compressed.  A rule found for a pc is kept in the module's cache, so a
+pc walked twice costs one dictionary lookup.
+"""
+from ..dwarf.cfi import CfiError, CfiTable
+from ..elf.debugfile import attach_debug_file
+
+#: Rules remembered per module (a memo: it starts over past this many pcs).
+RULES_PER_MODULE = 1 << 16
+
+
+def module_cfi(module):
+    """The module's CFI tables, [eh_frame, debug_frame] (either may be missing)."""
+    return module.cache.value("cfi", lambda: _tables(module))
+
+
+def _tables(module):
+    tables = []
+    eh = module.section(".eh_frame")
+    if eh is not None and eh.size:
+        hdr = module.section(".eh_frame_hdr")
+        try:
+            tables.append(CfiTable.from_eh_frame(eh.data, eh.addr, hdr.data if hdr else None,
+                                                 hdr.addr if hdr else None, ptr_size=module.ptr_size))
+        except CfiError:
+            pass
+    for mod in (module, _debug_file(module)):
+        if mod is None:
+            continue
+        df = mod.section(".debug_frame")
+        if df is not None and df.size:
+            try:
+                tables.append(CfiTable.from_debug_frame(df.data, 0, ptr_size=module.ptr_size))
+            except CfiError:
+                pass
+            break
+    return tables
+
+
+def _debug_file(module):
+    try:
+        return attach_debug_file(module)
+    except Exception:   # an unreadable debug file costs only its .debug_frame
+        return None
+
+
+def cfi_rule_at(module, addr):
+    """The UnwindRule CFI gives at unbiased ``addr`` (from the first table covering it),
+    or None."""
+    memo = module.cache.memo("cfi-rules", RULES_PER_MODULE)
+    rule = memo.get(addr, memo)
+    if rule is memo:
+        rule = memo.put(addr, _rule_at(module, addr))
+    return rule
+
+
+def _rule_at(module, addr):
+    for table in module_cfi(module):
+        try:
+            rule = table.row_at(addr)
+        except CfiError:
+            continue
+        if rule is not None:
+            return rule
+    return None

@@ -1,0 +1,69 @@
+"""What unwinding asks about an address: its library, module, function and mapping.
+
+Services over a ProcessState (and its LibraryState), shared by the steppers,
+the analysis and the back-ends' unwinder hooks.
+"""
+from ..elf.symbols import module_symbols
+from ..errors import MemoryReadError
+
+
+def module_at(ps, addr):
+    """(library, module) containing ``addr``, or (None, None)."""
+    libs = ps.library_state
+    if libs is None:
+        return None, None
+    lib = libs.get_library_at_addr(addr)
+    if lib is None:
+        return None, None
+    return lib, lib.module
+
+
+def function_at(ps, addr):
+    """(start, end) of the function containing ``addr`` from symbols, absolute; or None.
+    ``end`` is None for a symbol without a size."""
+    lib, mod = module_at(ps, addr)
+    if mod is None:
+        return None
+    table = module_symbols(mod)
+    if table is None:
+        return None
+    hit = table.lookup(addr - lib.base)
+    if hit is None:
+        return None
+    sym, _off = hit
+    start = sym.value + lib.base
+    end = start + sym.size if sym.size else None
+    return start, end
+
+
+def is_executable(ps, addr):
+    """Whether ``addr`` lies in executable memory as far as swk can tell: the
+    back-end's mappings when it knows them, else a module's executable segments."""
+    region = ps.region_at(addr)
+    if region is not None:
+        return region.executable
+    if ps.knows_regions():
+        return False
+    lib, mod = module_at(ps, addr)
+    if mod is not None:
+        off = addr - lib.base
+        return any(lo <= off < hi for lo, hi in mod.exec_spans())
+    return lib is not None
+
+
+def read_code(ps, addr, n):
+    """Up to ``n`` bytes of code at ``addr``: the readable prefix (b"" when none)."""
+    try:
+        return ps.read_memory(addr, n)
+    except MemoryReadError:
+        pass
+    out = b""
+    while n > 0:
+        step = min(n, 4096 - (addr & 4095))
+        try:
+            out += ps.read_memory(addr, step)
+        except MemoryReadError:
+            return out
+        addr += step
+        n -= step
+    return out
