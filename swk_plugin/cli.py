@@ -6,6 +6,7 @@
 import argparse
 import sys
 
+from .backends.core import CoreProcessState
 from .errors import SwkError
 from .format import render
 from .options import BtOptions
@@ -35,7 +36,6 @@ def build_parser():
 
 
 def cmd_bt(args, out):
-    from .backends.corefile import CoreProcessState
     if args.frame_cap <= 0:
         raise SwkError("swk: --frame-cap must be positive")
     if args.limit == 0:

@@ -1,4 +1,4 @@
-"""The pure-Python core-file back-end (swk_plugin/backends/corefile.py).
+"""The pure-Python core-file back-end (swk_plugin/linux/coredump.py, swk_plugin/backends/core.py).
 
 Real cores are made at test time (gcc + gdb's gcore, and the kernel's own
 dump when core_pattern allows it) and everything the back-end reports is
@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,15 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from swk_plugin.backends import corefile as cf  # noqa: E402
-from swk_plugin.backends.corefile import CoreFile, CoreProcessState  # noqa: E402
+from swk_plugin.arch.x86_64 import regsets as _regsets  # noqa: E402
+from swk_plugin.linux import auxv as _auxv, coredump as _coredump  # noqa: E402
+from swk_plugin.backends.core import CoreProcessState  # noqa: E402
+from swk_plugin.linux.coredump import CoreFile  # noqa: E402
 from swk_plugin.errors import BadFileError, MemoryReadError  # noqa: E402
+
+#: The constants of the core format's layers: auxv (AT_*), notes (NT_*), x86-64 register sets.
+cf = types.SimpleNamespace(**{k: v for m in (_auxv, _coredump, _regsets) for k, v in vars(m).items()
+                              if k.isupper()})
 
 GDB = shutil.which(os.environ.get("SWK_GDB", "gdb"))
 GCC = shutil.which("gcc")

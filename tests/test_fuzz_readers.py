@@ -371,7 +371,8 @@ def core_hot(data):
 
 
 def exercise_core(path, exe, data):
-    from swk_plugin.backends.corefile import CoreFile, CoreProcessState
+    from swk_plugin.backends.core import CoreProcessState
+    from swk_plugin.linux.coredump import CoreFile
     from swk_plugin.walker import Walker
     path.write_bytes(data)
     with CoreFile(str(path)) as c:

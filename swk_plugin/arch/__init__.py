@@ -3,6 +3,8 @@
 Everything above this layer talks in DWARF register numbers and asks the
 Architecture (arch/base.py) for the rest.
 """
+import platform
+
 from ..errors import SwkError
 from .base import Architecture
 from .x86_64 import X86_64
@@ -28,6 +30,12 @@ def get_architecture(name="x86_64"):
                                       f"(swk knows: {', '.join(known_names())})") from None
 
 
+def host_architecture():
+    """The Architecture of the machine swk runs on (a debugger that cannot say which
+    architecture its target has is debugging a local process)."""
+    return get_architecture(platform.machine())
+
+
 def from_elf_machine(e_machine):
     """The Architecture for an ELF e_machine (pyelftools' name or the number)."""
     try:
@@ -38,4 +46,4 @@ def from_elf_machine(e_machine):
 
 
 __all__ = ["Architecture", "X86_64", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
-           "known_names"]
+           "host_architecture", "known_names"]

@@ -23,6 +23,8 @@ PT_NAMES = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_
 
 NT_GNU_BUILD_ID = 3
 PN_XNUM = 0xFFFF
+#: p_flags bits.
+PF_X, PF_W, PF_R = 1, 2, 4
 
 
 class ElfHeader:
@@ -105,3 +107,54 @@ def iter_notes(data, endian="<", align=4):
             return
         yield data[pos:name_end].rstrip(b"\0"), ntype, data[desc_at:desc_end]
         pos = (desc_end + align - 1) & ~(align - 1)
+
+
+class NotElf(BadFileError):
+    """Bytes that are not an ELF image this reader handles."""
+
+
+class ElfImage:
+    """What a loaded ELF's program headers say, read through ``read(offset, size)``: the
+    file type, entry, its PT_LOADs (vaddr, memsz, offset, filesz, flags), PT_PHDR's and
+    PT_DYNAMIC's places and where the image ends (the last segment or section table)."""
+    __slots__ = ("e_type", "entry", "loads", "phdr_vaddr", "dynamic", "image_end", "elfclass", "machine")
+
+    def __init__(self, read, name="<image>"):
+        raw = read(0, 64)
+        try:
+            hdr = ElfHeader(raw, name)
+        except BadFileError as exc:
+            raise NotElf(str(exc)) from None
+        if not hdr.little_endian:
+            raise NotElf(f"{name}: not a little-endian ELF")
+        self.elfclass = hdr.elfclass
+        self.machine = hdr["e_machine"]
+        self.e_type = hdr["e_type"]
+        self.entry = hdr["e_entry"]
+        if not 0 < hdr["e_phnum"] <= 4096 or hdr["e_phentsize"] > 1024:
+            raise NotElf(f"{name}: bad program header table")
+
+        def read_exact(offset, size):
+            data = read(offset, size)
+            if len(data) < size:
+                raise NotElf(f"{name}: truncated program header table")
+            return data
+        rows = read_program_headers(hdr, read_exact, name)
+        self.loads, self.phdr_vaddr, self.dynamic = [], None, None
+        end = max(64, hdr["e_phoff"] + hdr["e_phentsize"] * hdr["e_phnum"])
+        if hdr["e_shoff"] and 0 < hdr["e_shnum"] < 256 and hdr["e_shentsize"]:
+            end = max(end, hdr["e_shoff"] + hdr["e_shnum"] * hdr["e_shentsize"])
+        for p_type, p_vaddr, p_memsz, p_flags, p_offset, p_filesz, _align in rows:
+            if p_type == "PT_LOAD":
+                self.loads.append((p_vaddr, p_memsz, p_offset, p_filesz, p_flags))
+                end = max(end, p_offset + p_filesz)
+            elif p_type == "PT_PHDR":
+                self.phdr_vaddr = p_vaddr
+            elif p_type == "PT_DYNAMIC":
+                self.dynamic = (p_vaddr, p_memsz)
+        self.loads.sort()
+        self.image_end = end
+
+    def first_vaddr(self):
+        """The lowest load address, page offset included (0 for an image with no PT_LOAD)."""
+        return min(ld[0] - ld[2] for ld in self.loads) if self.loads else 0

@@ -11,9 +11,8 @@ import threading
 
 from ..cache import ModuleCache
 from ..errors import BadFileError
-from .header import ElfHeader, NT_GNU_BUILD_ID, iter_notes, read_program_headers
+from .header import PF_X, ElfHeader, ElfImage, NotElf, NT_GNU_BUILD_ID, iter_notes, read_program_headers
 
-PF_X = 1
 
 #: Section types by number, spelled as pyelftools spells them.
 SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA",
@@ -292,27 +291,13 @@ def module_from_memory(read, addr, name):
     The image size comes from its own headers: the program headers' file
     extent and the section header table, so section lookups work.
     """
-    hdr = read(addr, 64)
-    if hdr[:4] != b"\x7fELF" or hdr[4] != 2:
-        raise BadFileError(f"{name}: no 64-bit ELF image at 0x{addr:x}")
-    phoff = int.from_bytes(hdr[32:40], "little")
-    shoff = int.from_bytes(hdr[40:48], "little")
-    phentsize = int.from_bytes(hdr[54:56], "little")
-    phnum = int.from_bytes(hdr[56:58], "little")
-    shentsize = int.from_bytes(hdr[58:60], "little")
-    shnum = int.from_bytes(hdr[60:62], "little")
-    size = max(64, phoff + phentsize * phnum)
-    if phnum > 64 or phentsize < 56:
+    try:
+        img = ElfImage(lambda off, n: read(addr + off, n), name)
+    except NotElf as exc:
+        raise BadFileError(f"{name}: no ELF image at 0x{addr:x} ({str(exc).split(': ', 1)[-1]})") from None
+    if len(img.loads) > 64:
         raise BadFileError(f"{name}: implausible program headers")
-    ph = read(addr + phoff, phentsize * phnum)
-    for i in range(phnum):
-        e = ph[i * phentsize:(i + 1) * phentsize]
-        if int.from_bytes(e[0:4], "little") == 1:  # PT_LOAD
-            off = int.from_bytes(e[8:16], "little")
-            filesz = int.from_bytes(e[32:40], "little")
-            size = max(size, off + filesz)
-    if shoff and shnum < 256:
-        size = max(size, shoff + shentsize * shnum)
+    size = img.image_end
     if size > (16 << 20):
         raise BadFileError(f"{name}: implausible image size {size}")
     return ElfModule(data=read(addr, size), name=name)

@@ -389,6 +389,10 @@ class SymbolTable:
                 sections.append((addr, addr + size, (name, addr)))
         return cls(main, debug, sections, name=getattr(module, "name", "<module>"))
 
+    def load(self):
+        """Build the address tables now rather than at the first lookup."""
+        self._ensure()
+
     def _ensure(self):
         t = self._tables
         if t is None:

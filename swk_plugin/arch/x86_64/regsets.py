@@ -17,8 +17,11 @@ USER_REGS_SIZE = SLOT * len(USER_REGS)          # 216
 PRSTATUS_REG_OFFSET = 112
 #: The whole elf_prstatus: pr_reg, then pr_fpvalid (4) and padding.
 PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + USER_REGS_SIZE + 8
-#: pid_t / long widths in elf_prstatus and elf_prpsinfo.
+#: The width of a C long (elf_prstatus's pr_sigpend, pr_sighold; elf_prpsinfo's pr_flag).
 LONG = 8
+#: struct elf_prpsinfo: state sname zomb nice (4 chars, 4 pad), pr_flag (8), pr_uid pr_gid
+#: (4 each), pr_pid pr_ppid pr_pgrp pr_sid (4 each), pr_fname[16], pr_psargs[80].
+PRPSINFO = {"uid": 16, "uid_size": 4, "pid": 24, "fname": 40, "psargs": 56, "size": 136}
 
 
 def unpack_user_regs(raw):

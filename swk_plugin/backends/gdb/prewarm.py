@@ -10,6 +10,9 @@ import os
 
 import gdb
 
+from ...elf.module import open_module
+from ...elf.symbols import module_symbols
+
 ENABLED = [True]
 _imported = [False]
 
@@ -18,9 +21,10 @@ def _import_walk_modules():
     if _imported[0]:
         return
     _imported[0] = True
-    # what the first swk-bt imports anyway: symbols, lines, the locals engine, rendering
+    # What the first swk-bt imports anyway (lines, the locals engine, rendering), imported
+    # at the first objfile rather than when gdb_init.py is sourced: GDB starts faster.
     from ... import display, format  # noqa: F401
-    from ...elf import lines, symbols  # noqa: F401
+    from ...elf import lines  # noqa: F401
     from ... import locals as _locals  # noqa: F401
 
 
@@ -38,11 +42,9 @@ def warm(objfile):
         if not path or not os.path.isfile(path):
             return             # the vDSO ("system-supplied DSO at ...") and the like
         _import_walk_modules()
-        from ...elf.module import open_module
-        from ...elf.symbols import module_symbols
         table = module_symbols(open_module(path))
         if table is not None:
-            table._ensure()
+            table.load()
     except Exception:          # a bad file is reported when a walk meets it, not at load
         pass
 

@@ -9,13 +9,15 @@ import re
 
 import gdb
 
-from ...arch import get_architecture
-from ...elf.module import open_module, module_from_memory
+from ...arch import get_architecture, host_architecture
 from ...errors import MemoryReadError, NoProcessError, RegisterError
-from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
+from ...linux import linkmap
+from ...linux.auxv import read_proc_auxv
+from ...linux.coredump import CoreFile
+from ...linux.libraries import process_libraries
+from ...linux.maps import read_proc_maps
+from ...procstate import LibraryState, ProcessState
 
-AT_PHDR, AT_BASE, AT_ENTRY, AT_SYSINFO_EHDR = 3, 7, 9, 33
-DT_NULL, DT_DEBUG = 0, 21
 _AUXV_LINE = re.compile(r"^(\d+)\s+\S+.*?\s(0x[0-9a-fA-F]+|\d+)(?:\s+\".*\")?\s*$")
 
 
@@ -49,8 +51,8 @@ class GdbProcessState(ProcessState):
         try:
             arch_name = self.inferior.architecture().name()
         except (gdb.error, RuntimeError):
-            arch_name = "i386:x86-64"
-        super().__init__(get_architecture(arch_name), None)
+            arch_name = None
+        super().__init__(get_architecture(arch_name) if arch_name else host_architecture(), None)
         self.library_state = GdbLibraryState(self)
         self._thread_map = None
 
@@ -187,7 +189,7 @@ class GdbLibraryState(LibraryState):
         key = (self.ps.inferior.pid, TARGET.core_path)
         if self._auxv is not None and self._auxv[0] == key:
             return self._auxv[1]
-        vec = read_auxv(self.ps.inferior)
+        vec = read_auxv(self.ps.inferior, self.ps.arch.ptr_size)
         if vec is None:
             if TARGET.in_unwinder:
                 return {}
@@ -212,89 +214,42 @@ class GdbLibraryState(LibraryState):
                 paths.setdefault(os.path.basename(name), name)
         return paths
 
-    def _resolve(self, name, objpaths):
-        if name and os.path.isabs(name) and os.path.exists(name):
-            return name
-        base = os.path.basename(name)
-        if base in objpaths:
-            return objpaths[base]
+    def _resolver(self):
+        """name -> host path for a link-map name: as is when it exists, else the objfile
+        GDB loaded for it, else relative to the process's working directory."""
+        objpaths = self._objfile_paths()
         pid = self.ps.get_process_id()
-        if pid and name:
-            cand = os.path.join(f"/proc/{pid}/cwd", name)
-            if os.path.exists(cand):
-                return os.path.realpath(cand)
-        return name
+
+        def resolve(name):
+            if name and os.path.isabs(name) and os.path.exists(name):
+                return name
+            base = os.path.basename(name)
+            if base in objpaths:
+                return objpaths[base]
+            if pid and name:
+                cand = os.path.join(f"/proc/{pid}/cwd", name)
+                if os.path.exists(cand):
+                    return os.path.realpath(cand)
+            return name
+        return resolve
+
+    def _r_debug_symbol(self):
+        """&_r_debug as GDB knows it (never inside an unwinder: no GDB commands there)."""
+        if TARGET.in_unwinder:
+            return 0
+        try:
+            return int(gdb.parse_and_eval("(unsigned long)&_r_debug"))
+        except gdb.error:
+            return 0
 
     def scan(self):
         inferior = self.ps.inferior
         exe = inferior.progspace.filename if inferior.progspace else None
         if exe is None:
             return []
-        auxv = self.auxv()
-        libs = []
-        exe_mod = open_module(exe)
-        bias = 0
-        if exe_mod.is_pie_or_shared and AT_ENTRY in auxv:
-            bias = auxv[AT_ENTRY] - exe_mod.entry
-        aout = Library(exe, bias, open_library_module)
-        aout.is_aout = True
-        libs.append(aout)
-        objpaths = self._objfile_paths()
-        seen = {exe}
-        for l_addr, name in self._link_map(exe_mod, bias):
-            if not name or name.startswith("linux-vdso") or name.startswith("linux-gate"):
-                continue
-            path = self._resolve(name, objpaths)
-            if path in seen:
-                continue
-            seen.add(path)
-            libs.append(Library(path, l_addr, open_library_module))
-        interp = interpreter_library(exe_mod, auxv, libs)
-        if interp is not None:
-            libs.append(interp)
-        ehdr = auxv.get(AT_SYSINFO_EHDR)
-        if ehdr:
-            try:
-                libs.append(vdso_library(self.ps, ehdr))
-            except Exception:  # an unreadable vDSO only costs its own frames
-                pass
+        libs, self.r_debug = process_libraries(self.ps, exe, self.auxv(), self._resolver(),
+                                               self._r_debug_symbol)
         return libs
-
-    def _link_map(self, exe_mod, bias):
-        """(l_addr, l_name) of every link_map entry reachable from DT_DEBUG."""
-        ps = self.ps
-        ptr = ps.arch.ptr_size
-        r_debug = 0
-        try:
-            for seg in exe_mod.segments("PT_DYNAMIC"):
-                addr = seg[1] + bias
-                for i in range(1024):
-                    tag = ps.read_pointer(addr + 2 * ptr * i)
-                    if tag == DT_NULL:
-                        break
-                    if tag == DT_DEBUG:
-                        r_debug = ps.read_pointer(addr + 2 * ptr * i + ptr)
-                        break
-            if not r_debug and not TARGET.in_unwinder:
-                try:
-                    r_debug = int(gdb.parse_and_eval("(unsigned long)&_r_debug"))
-                except gdb.error:
-                    return []
-            if not r_debug:
-                return []
-            self.r_debug = r_debug
-            lm = ps.read_pointer(r_debug + ptr)
-            out = []
-            for _ in range(4096):
-                if not lm:
-                    break
-                l_addr = ps.read_pointer(lm)
-                l_name = ps.read_pointer(lm + ptr)
-                out.append((l_addr, read_c_string(ps, l_name) if l_name else ""))
-                lm = ps.read_pointer(lm + 3 * ptr)
-            return out
-        except MemoryReadError:
-            return []
 
     def get_lib_trap_address(self):
         """r_debug.r_brk: where the dynamic linker calls on every library change."""
@@ -302,48 +257,9 @@ class GdbLibraryState(LibraryState):
         if not self.r_debug:
             return 0
         try:
-            return self.ps.read_pointer(self.r_debug + 2 * self.ps.arch.ptr_size)
+            return linkmap.r_brk(self.ps.read_pointer, self.r_debug, self.ps.arch.ptr_size)
         except MemoryReadError:
             return 0
-
-
-def interpreter_library(exe_mod, auxv, libs):
-    """The dynamic linker as a Library when the link map does not list it yet: from the
-    moment the kernel starts the process (at ld.so's _start) until ld.so has made its
-    link map, only the auxiliary vector (AT_BASE) and the program's PT_INTERP tell where
-    it is.  None when it is listed already, or the program has no interpreter."""
-    base = auxv.get(AT_BASE)
-    if not base or any(lib.base == base and not getattr(lib, "is_aout", False) for lib in libs):
-        return None
-    try:
-        segs = exe_mod.segments("PT_INTERP")
-        if not segs:
-            return None
-        _type, _vaddr, _memsz, _flags, offset, filesz = segs[0]
-        path = exe_mod.read_file(offset, filesz).split(b"\0", 1)[0].decode("utf-8", "replace")
-    except Exception:  # a bad header costs only the dynamic linker's frames
-        return None
-    if not path or any(os.path.realpath(lib.path) == os.path.realpath(path) for lib in libs):
-        return None
-    return Library(path, base, open_library_module)
-
-
-def read_proc_maps(pid):
-    try:
-        with open(f"/proc/{pid}/maps") as f:
-            text = f.read()
-    except OSError:
-        return None
-    out = []
-    for line in text.splitlines():
-        parts = line.split(None, 5)
-        if len(parts) < 5:
-            continue
-        lo, hi = (int(x, 16) for x in parts[0].split("-"))
-        perms = parts[1]
-        name = parts[5] if len(parts) > 5 else ""
-        out.append(MemoryRegion(lo, hi, perms[0] == "r", perms[1] == "w", perms[2] == "x", name))
-    return out
 
 
 _CORE_RE = re.compile(r"core dump file:\s*`(.+?)'", re.S)
@@ -376,30 +292,16 @@ def core_file_path():
     return TARGET.core_path
 
 
-def read_auxv(inferior):
+def read_auxv(inferior, ptr_size=8):
     """{AT_*: value} from /proc/PID/auxv (local process) or the loaded core, else None."""
     conn = inferior.connection
     kind = conn.type if conn is not None else None
     if kind == "native" and inferior.pid:
-        try:
-            with open(f"/proc/{inferior.pid}/auxv", "rb") as f:
-                raw = f.read()
-        except OSError:
-            return None
-        vec = {}
-        for i in range(0, len(raw) - 15, 16):
-            key = int.from_bytes(raw[i:i + 8], "little")
-            if key == 0:
-                break
-            vec[key] = int.from_bytes(raw[i + 8:i + 16], "little")
-        return vec
+        return read_proc_auxv(inferior.pid, ptr_size)
     if kind == "core" and TARGET.core_path:
         try:
-            from ..corefile import CoreFile
-            core = CoreFile(TARGET.core_path)
-            vec = dict(core.auxv)
-            core.close()
-            return vec
+            with CoreFile(TARGET.core_path) as core:
+                return dict(core.auxv)
         except Exception:
             return None
     return None
@@ -409,35 +311,10 @@ def core_regions(path):
     regions = _CORE_REGIONS.get(path)
     if regions is None:
         try:
-            from ..corefile import CoreFile
-            core = CoreFile(path)
-            regions = core.regions()
-            core.close()
+            with CoreFile(path) as core:
+                regions = core.regions()
         except Exception:
             regions = []
         _CORE_REGIONS.clear()
         _CORE_REGIONS[path] = regions
     return regions or None
-
-
-def read_c_string(ps, addr, limit=4096):
-    out = bytearray()
-    while len(out) < limit:
-        chunk = ps.read_memory(addr + len(out), 64 - ((addr + len(out)) % 64))
-        nul = chunk.find(b"\0")
-        if nul >= 0:
-            out += chunk[:nul]
-            break
-        out += chunk
-    return out.decode("utf-8", "replace")
-
-
-def open_library_module(lib):
-    return open_module(lib.path)
-
-
-def vdso_library(ps, ehdr):
-    mod = module_from_memory(ps.read_memory, ehdr, "[vdso]")
-    base = ehdr - mod.first_load_vaddr()
-    lib = Library("[vdso]", base, lambda _lib: mod)
-    return lib

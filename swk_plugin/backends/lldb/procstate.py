@@ -10,8 +10,10 @@ check on each use is exact and needs no event wiring.
 import lldb
 
 from ...arch import get_architecture
-from ...elf.module import module_from_memory, open_module
 from ...errors import MemoryReadError, NoProcessError, RegisterError
+from ...linux.coredump import CoreFile
+from ...linux.libraries import open_library_module
+from ...linux.vdso import vdso_library
 from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
 
 INVALID_ADDRESS = 0xFFFFFFFFFFFFFFFF
@@ -143,7 +145,6 @@ class LldbProcessState(ProcessState):
             path = self.core_path()
             if path:
                 try:
-                    from ..corefile import CoreFile
                     self._core = CoreFile(path)
                 except Exception:
                     self._core = False
@@ -214,12 +215,8 @@ def core_regions(path):
     regions = _CORE_REGIONS.get(path)
     if regions is None:
         try:
-            from ..corefile import CoreFile
-            core = CoreFile(path)
-            try:
+            with CoreFile(path) as core:
                 regions = core.regions()
-            finally:
-                core.close()
         except Exception:  # not an ELF core swk can read: go by the modules
             regions = []
         _CORE_REGIONS.clear()
@@ -283,10 +280,9 @@ class LldbLibraryState(LibraryState):
         if ehdr == INVALID_ADDRESS:
             return None
         try:
-            image = module_from_memory(self.ps.read_memory, ehdr, "[vdso]")
+            return vdso_library(self.ps.read_memory, ehdr)
         except Exception:  # an unreadable vDSO only costs its own frames
             return None
-        return Library("[vdso]", ehdr - image.first_load_vaddr(), lambda _lib: image)
 
 
 def frame_registers(frame, arch):
@@ -334,7 +330,3 @@ def _section_bias(target, sec):
         if bias is not None:
             return bias
     return None
-
-
-def open_library_module(lib):
-    return open_module(lib.path)
