@@ -4,7 +4,7 @@ The default looks an address up in the ELF symbol tables of the library
 that holds it (its .symtab, its separate debug file's, its .dynsym), by
 binary search over tables built the first time a module is asked.
 """
-from .elf.lines import module_lines
+from .dwarf.lines import module_lines
 from .elf.symbols import module_symbols
 from .frame import FrameKind
 

@@ -217,7 +217,7 @@ def elf_probe_addrs(exe):
 def exercise_module(data, addrs):
     from swk_plugin import locals as L
     from swk_plugin.dwarf.cfi import CfiTable
-    from swk_plugin.elf.lines import LineTable
+    from swk_plugin.dwarf.lines import LineTable
     from swk_plugin.elf.module import ElfModule
     from swk_plugin.elf.symbols import SymbolTable
 

@@ -16,7 +16,7 @@ import pytest
 
 from swk_plugin.elf.module import ElfModule
 from swk_plugin.elf.symbols import Symbol, SymbolTable
-from swk_plugin.elf.lines import LineTable
+from swk_plugin.dwarf.lines import LineTable
 from swk_plugin.elf.debugfile import find_debug_file, attach_debug_file, file_crc32
 from swk_plugin.elf.demangle import (demangle, demangle_cxx, strip_params, gdb_can_parse,
                                      drop_return_type, demangle_many)
@@ -885,7 +885,7 @@ def test_libc_debug_info_inflated_only_as_far_as_needed():
     hit = [s for s in st.by_name("__libc_start_main")]
     assert hit
     fresh = ElfModule(dbg.path)
-    from swk_plugin.elf.lines import _Dwarf
+    from swk_plugin.dwarf.info import DwarfInfo as _Dwarf
     dw = _Dwarf(fresh)
     lt = LineTable(dw, name="libc")
     addr = hit[0].value + 8

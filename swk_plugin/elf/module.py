@@ -11,7 +11,8 @@ import threading
 
 from ..cache import ModuleCache
 from ..errors import BadFileError
-from .header import PF_X, ElfHeader, ElfImage, NotElf, NT_GNU_BUILD_ID, iter_notes, read_program_headers
+from .header import NT_GNU_BUILD_ID, PF_X, ElfHeader, ElfImage, NotElf, iter_notes, read_program_headers
+from .sections import SHF_COMPRESSED, inflate_gnu, inflate_section
 
 
 #: Section types by number, spelled as pyelftools spells them.
@@ -23,13 +24,20 @@ SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB",
 
 
 class Section:
-    """A section's placement plus its bytes, read on first use."""
-    __slots__ = ("name", "addr", "offset", "size", "type", "_module", "_data")
+    """A section's placement plus its bytes, read (and inflated, when compressed) on first
+    use.  ``size`` is the size in the file."""
+    __slots__ = ("name", "addr", "offset", "size", "type", "flags", "_module", "_data", "gnu_compressed")
 
-    def __init__(self, module, name, addr, offset, size, sh_type):
+    def __init__(self, module, name, addr, offset, size, sh_type, flags=0, gnu_compressed=False):
         self._module = module
         self.name, self.addr, self.offset, self.size, self.type = name, addr, offset, size, sh_type
+        self.flags = flags
+        self.gnu_compressed = gnu_compressed     # a .zdebug_* section standing for .debug_*
         self._data = None
+
+    @property
+    def compressed(self):
+        return bool(self.flags & SHF_COMPRESSED) or self.gnu_compressed
 
     @property
     def data(self):
@@ -37,7 +45,12 @@ class Section:
             if self.type == "SHT_NOBITS":
                 self._data = b""
             else:
-                self._data = self._module.read_file(self.offset, self.size)
+                raw = self._module.read_file(self.offset, self.size)
+                if self.flags & SHF_COMPRESSED:
+                    raw = inflate_section(raw, self._module.little_endian, self._module.elfclass == 64)
+                elif self.gnu_compressed:
+                    raw = inflate_gnu(raw)
+                self._data = raw
         return self._data
 
 
@@ -202,9 +215,13 @@ class ElfModule:
     def _load_sections(self):
         if self._sections is None:
             secs = {}
-            for name, sh_type, _flags, addr, size, offset, _link, _entsize in self.section_headers():
+            for name, sh_type, flags, addr, size, offset, _link, _entsize in self.section_headers():
                 if name and name not in secs:
-                    secs[name] = Section(self, name, addr, offset, size, sh_type)
+                    secs[name] = Section(self, name, addr, offset, size, sh_type, flags)
+            for name, sec in list(secs.items()):    # GNU's .zdebug_X stands for .debug_X
+                if name.startswith(".zdebug_") and ".debug_" + name[8:] not in secs:
+                    secs[".debug_" + name[8:]] = Section(self, ".debug_" + name[8:], sec.addr, sec.offset,
+                                                         sec.size, sec.type, sec.flags, gnu_compressed=True)
             self._sections = secs
         return self._sections
 

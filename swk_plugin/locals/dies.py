@@ -1,6 +1,6 @@
 """Small helpers over lines.py's _Dwarf reader: attribute lookups that follow
 DW_AT_abstract_origin / DW_AT_specification the way GDB's dwarf2_attr does."""
-from ..elf.lines import DieNode
+from ..dwarf.dies import DieNode
 from .dwarfconst import AT_abstract_origin, AT_specification
 
 _SIGNED_FORMS = frozenset((0x0d, 0x21))           # sdata, implicit_const

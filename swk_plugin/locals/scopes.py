@@ -19,6 +19,7 @@ extern declarations), even those ``info locals`` does not print.
 """
 import threading
 
+from ..dwarf.lines import module_lines
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403
 
@@ -584,7 +585,6 @@ def engine_for(module):
         eng = getattr(module, "_swk_locals", False)
         if eng is not False:
             return eng
-        from ..symlookup import module_lines
         lines = module_lines(module)
         eng = _Engine(module, lines) if lines is not None and lines.dwarf is not None else None
         try:

@@ -6,7 +6,7 @@ A Type mirrors what GDB builds from a type DIE: a kind ("int", "char", "bool", "
 restrict, _Atomic), and the parts the value printer needs.  Types are read once per
 (module, DIE) and shared.  ``type_name`` prints what ``whatis`` prints.
 """
-from ..elf.lines import _canon, _TypePrinter
+from ..dwarf.typeprint import TypePrinter as _TypePrinter, canon as _canon
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403  (DW_* numbers)
 

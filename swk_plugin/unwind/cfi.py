@@ -7,6 +7,7 @@ pc walked twice costs one dictionary lookup.
 """
 from ..dwarf.cfi import CfiError, CfiTable
 from ..elf.debugfile import attach_debug_file
+from ..errors import BadFileError
 
 #: Rules remembered per module (a memo: it starts over past this many pcs).
 RULES_PER_MODULE = 1 << 16
@@ -25,7 +26,7 @@ def _tables(module):
         try:
             tables.append(CfiTable.from_eh_frame(eh.data, eh.addr, hdr.data if hdr else None,
                                                  hdr.addr if hdr else None, ptr_size=module.ptr_size))
-        except CfiError:
+        except (CfiError, BadFileError):   # unreadable CFI: the other steppers still work
             pass
     for mod in (module, _debug_file(module)):
         if mod is None:
@@ -34,7 +35,7 @@ def _tables(module):
         if df is not None and df.size:
             try:
                 tables.append(CfiTable.from_debug_frame(df.data, 0, ptr_size=module.ptr_size))
-            except CfiError:
+            except (CfiError, BadFileError):
                 pass
             break
     return tables

@@ -24,7 +24,7 @@ def _import_walk_modules():
     # What the first swk-bt imports anyway (lines, the locals engine, rendering), imported
     # at the first objfile rather than when gdb_init.py is sourced: GDB starts faster.
     from ... import display, format  # noqa: F401
-    from ...elf import lines  # noqa: F401
+    from ...dwarf import lines  # noqa: F401
     from ... import locals as _locals  # noqa: F401
 
 

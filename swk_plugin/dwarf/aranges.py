@@ -1,0 +1,131 @@
+"""Which compilation unit holds an address: .debug_aranges, completed by the units' own
+DW_AT_low_pc/high_pc/ranges for units that aranges leave out (a mixin of DwarfInfo)."""
+import bisect
+import struct
+from .units import DwarfError, uint
+
+
+class UnitMap:
+    """Finding a unit by address: ``cu_for(addr)``."""
+
+    def _aranges(self):
+        """(entries, covered unit offsets) from .debug_aranges ([] and empty if none)."""
+        entries = []
+        covered = set()
+        ar = self.secs.get(".debug_aranges")
+        if ar is not None:
+            try:
+                self._parse_aranges(ar, entries, covered)
+            except (IndexError, struct.error, ValueError, DwarfError):
+                entries = []
+                covered = set()
+        return entries, covered
+
+    def _build_amap(self):
+        entries, _covered = self._aranges()
+        self._amap = self._index(entries)
+
+    def _build_map(self):
+        entries, covered = self._aranges()
+        info = self.secs.get(".debug_info")
+        if info is not None:
+            off = 0
+            n = len(info)
+            while off + 11 <= n:
+                try:
+                    length = uint(info, off, 4, self.little)
+                    if length == 0xFFFFFFFF:
+                        end = off + 12 + uint(info, off + 4, 8, self.little)
+                    else:
+                        end = off + 4 + length
+                    if end <= off or end > n:
+                        break
+                    if off not in covered:
+                        cu = self.unit_at(off)
+                        if cu.unit_type in (1, 3, 4) and cu.ranges:
+                            for lo, hi in cu.ranges:
+                                entries.append((lo, hi, off))
+                    off = end
+                except (IndexError, struct.error, ValueError, DwarfError):
+                    break
+        self._map = self._index(entries)
+
+    @staticmethod
+    def _index(entries):
+        entries.sort()
+        los = [e[0] for e in entries]
+        his = [e[1] for e in entries]
+        pmax = []
+        m = -1
+        for h in his:
+            if h > m:
+                m = h
+            pmax.append(m)
+        return (los, his, pmax, [e[2] for e in entries])
+
+    def _parse_aranges(self, ar, entries, covered):
+        little = self.little
+        pos = 0
+        n = len(ar)
+        while pos + 12 <= n:
+            start = pos
+            length = uint(ar, pos, 4, little)
+            pos += 4
+            offsz = 4
+            if length == 0xFFFFFFFF:
+                length = uint(ar, pos, 8, little)
+                pos += 8
+                offsz = 8
+            end = pos + length
+            if end > n or length == 0:
+                break
+            pos += 2                        # version
+            cu_off = uint(ar, pos, offsz, little)
+            pos += offsz
+            asz = ar[pos]
+            seg = ar[pos + 1]
+            pos += 2
+            if asz not in (2, 4, 8) or seg:
+                pos = end
+                continue
+            tup = 2 * asz
+            rem = (pos - start) % tup
+            if rem:
+                pos += tup - rem
+            count = (end - pos) // tup
+            fmt = ("<" if little else ">") + {2: "HH", 4: "II", 8: "QQ"}[asz]
+            for lo, ln in struct.iter_unpack(fmt, ar[pos:pos + count * tup]):
+                if lo == 0 and ln == 0:
+                    break
+                if ln:
+                    entries.append((lo, lo + ln, cu_off))
+            covered.add(cu_off)
+            pos = end
+
+    def cu_for(self, addr):
+        """The unit whose ranges hold ``addr``: from .debug_aranges when it names one (so
+        only that unit is read), else from every unit's own ranges (the whole section)."""
+        with self._lock:
+            if self._amap is None:
+                self._build_amap()
+        cu = self._find_cu(self._amap, addr)
+        if cu is not None:
+            return cu
+        with self._lock:
+            if self._map is None:
+                self._build_map()
+        return self._find_cu(self._map, addr)
+
+    def _find_cu(self, index, addr):
+        los, his, pmax, offs = index
+        i = bisect.bisect_right(los, addr) - 1
+        while i >= 0 and pmax[i] > addr:
+            if his[i] > addr:
+                try:
+                    return self.unit_at(offs[i])
+                except DwarfError:
+                    return None
+            i -= 1
+        return None
+
+    # --- line programs ---------------------------------------------------------------------------

@@ -1,0 +1,191 @@
+"""Questions about DIEs and their trees (a mixin of DwarfInfo): a DIE's attributes, its
+children, its parents, a whole subtree as DieNodes, and the unit an offset is in."""
+import struct
+
+from .constants import (DIE_ATTRS_FUNC)
+from .units import ALL_ATTRS, DwarfError, uint, uleb
+
+
+class DieNode:
+    """One DIE of a die_tree: offset, tag, {attribute: (form, value)}, children, parent."""
+    __slots__ = ("offset", "tag", "attrs", "cu", "children", "parent")
+
+    def __init__(self, offset, tag, attrs, cu):
+        self.offset = offset
+        self.tag = tag
+        self.attrs = attrs
+        self.cu = cu
+        self.children = []
+        self.parent = None
+
+    def __repr__(self):
+        return f"<DieNode 0x{self.offset:x} tag 0x{self.tag:x}>"
+
+
+class DieQueries:
+    """DIE lookups by offset for the locals engine and the name printer."""
+
+    def die_attrs(self, cu, off, wanted=DIE_ATTRS_FUNC):
+        """(tag, attrs) of the DIE at .debug_info offset ``off`` in the same unit, or None."""
+        target = cu
+        if not (cu.offset <= off < cu.end):
+            target = self._unit_containing(off)
+            if target is None:
+                return None
+        info = self.secs.view(".debug_info")
+        die, _p = self._read_die(info, off, target, wanted)
+        if die is None:
+            return None
+        return target, die[0], die[2]
+
+    def die_full(self, cu, off):
+        """(unit, tag, attrs, has_children, end of attributes) of any DIE, every attribute read."""
+        target = cu
+        if not (cu.offset <= off < cu.end):
+            target = self._unit_containing(off)
+            if target is None:
+                return None
+        info = self.secs.view(".debug_info")
+        die, pos = self._read_die(info, off, target, ALL_ATTRS)
+        if die is None:
+            return None
+        return target, die[0], die[2], die[1], pos
+
+    def children(self, cu, off):
+        """Offsets of the direct children of the DIE at ``off`` (same unit)."""
+        r = self.die_full(cu, off)
+        if r is None or not r[3]:
+            return []
+        info = self.secs.view(".debug_info")
+        tcu = r[0]
+        if tcu._abbrevs is None:
+            tcu._abbrevs = self._abbrevs(tcu.abbrev_off)
+        plans = {}
+        out = []
+        pos = r[4]
+        depth = 0
+        while pos < tcu.end:
+            start = pos
+            code, pos = uleb(info, pos)
+            if code == 0:
+                if depth == 0:
+                    break
+                depth -= 1
+                continue
+            ab = tcu._abbrevs.get(code)
+            if ab is None:
+                break
+            if depth == 0:
+                out.append(start)
+            pos = self._skip_die(info, pos, tcu, code, plans)
+            if ab[1]:
+                depth += 1
+        return out
+
+    def parents(self, cu):
+        """{DIE offset: parent DIE offset} for the whole unit (built on first use)."""
+        if cu._parents is None:
+            with self._lock:
+                if cu._parents is None:
+                    info = self.secs.view(".debug_info")
+                    if cu._abbrevs is None:
+                        cu._abbrevs = self._abbrevs(cu.abbrev_off)
+                    plans = {}
+                    par = {}
+                    stack = []
+                    pos = cu.die_off
+                    try:
+                        while pos < cu.end:
+                            start = pos
+                            code, pos = uleb(info, pos)
+                            if code == 0:
+                                if stack:
+                                    stack.pop()
+                                if not stack:
+                                    break
+                                continue
+                            ab = cu._abbrevs[code]
+                            par[start] = stack[-1] if stack else None
+                            pos = self._skip_die(info, pos, cu, code, plans)
+                            if ab[1]:
+                                stack.append(start)
+                    except (IndexError, KeyError, ValueError, DwarfError):
+                        pass
+                    cu._parents = par
+        return cu._parents
+
+    def _unit_containing(self, off):
+        for c in self._cus.values():
+            if c.offset <= off < c.end:
+                return c
+        p = 0
+        while True:
+            info = self.secs.upto(".debug_info", p + 12)   # inflate only as far as off's unit
+            if info is None or p + 11 > len(info):
+                break
+            length = uint(info, p, 4, self.little)
+            e = p + 12 + uint(info, p + 4, 8, self.little) if length == 0xFFFFFFFF else p + 4 + length
+            if e <= p:
+                return None
+            if p <= off < e:
+                return self.unit_at(p)
+            p = e
+        return None
+
+    # --- whole DIE trees and unit helpers (for swk_plugin.locals) ------------------------------
+    def unit_of(self, off):
+        """The unit holding .debug_info offset ``off``, or None."""
+        try:
+            return self._unit_containing(off)
+        except (IndexError, struct.error, ValueError, DwarfError):
+            return None
+
+    def die_tree(self, cu, off):
+        """The DIE at ``off`` with all its descendants, every attribute read, in one pass:
+        a DieNode tree (None on malformed DWARF).  Functions and aggregates are small, so
+        reading them whole is cheaper than a seek per child."""
+        target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
+        info = self.secs.view(".debug_info")
+        if info is None or target is None:
+            return None
+        try:
+            if target._abbrevs is None:
+                target._abbrevs = self._abbrevs(target.abbrev_off)
+            root = None
+            stack = []
+            pos = off
+            end = target.end
+            read_die = self._read_die
+            while pos < end:
+                start = pos
+                die, pos = read_die(info, pos, target, ALL_ATTRS)
+                if die is None:
+                    if not stack:
+                        break
+                    stack.pop()
+                    if not stack:
+                        break
+                    continue
+                tag, has_children, attrs = die
+                node = DieNode(start, tag, attrs, target)
+                if stack:
+                    node.parent = stack[-1]
+                    stack[-1].children.append(node)
+                else:
+                    root = node
+                if has_children:
+                    stack.append(node)
+                elif not stack:
+                    break
+            return root
+        except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+            return None
+
+    def die_ranges(self, cu, attrs):
+        """[(lo, hi)] of a DIE from its DW_AT_low_pc/high_pc or DW_AT_ranges ([] if empty)."""
+        return self._die_ranges(cu, attrs)
+
+    def unit_attrs(self, cu):
+        """Every attribute of the unit's own DIE (DW_AT_loclists_base and the like)."""
+        r = self.die_full(cu, cu.die_off)
+        return r[2] if r is not None else {}

@@ -1,0 +1,449 @@
+"""DWARF line-number programs (DWARF 2-5), decoded into GDB's per-source-file tables
+(a mixin of DwarfInfo).
+
+A unit's program is decoded once into Subfiles built with GDB's rules: end
+markers on file switches, dropped line-0 rows, non-statement rows yielding to
+statement rows at one address.  File names are those GDB prints after "at":
+the unit's DW_AT_name for the primary source file, else the table's directory
+joined to its file name.
+"""
+import struct
+
+from .units import DwarfError, Unit, cstr, sleb, uint, uleb
+
+
+class Subfile:
+    __slots__ = ("name", "symtab", "pcs", "lines", "stmts")
+
+    def __init__(self, name):
+        self.name = name
+        self.symtab = None       # the name of the symtab GDB gives it (what "at FILE:LINE" shows)
+        self.pcs = []
+        self.lines = []
+        self.stmts = []
+
+
+def _is_abs(p):
+    return p.startswith("/")
+
+
+def _path_join(a, b):
+    if not a:
+        return b
+    if a.endswith("/"):
+        return a + b
+    return a + "/" + b
+
+
+class LinePrograms:
+    """Line tables of units: ``lines_for(cu)`` -> [Subfile], ``file_name(cu, index)``."""
+
+    def lines_for(self, cu):
+        if cu._lines is None:
+            with self._lock:
+                if cu._lines is None:
+                    try:
+                        cu._lines = self._decode_lines(cu)
+                    except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
+                        cu._lines = []
+        return cu._lines
+
+    def _line_data(self, off):
+        """.debug_line inflated at least through the line program at ``off``."""
+        data = self.secs.upto(".debug_line", off + 12)
+        if data is None or off + 12 > len(data):
+            return data
+        length = uint(data, off, 4, self.little)
+        if length == 0xFFFFFFFF:
+            length = 8 + uint(data, off + 4, 8, self.little)
+        return self.secs.upto(".debug_line", off + 4 + length)
+
+    def _line_header(self, data, off, cu):
+        little = self.little
+        pos = off
+        length = uint(data, pos, 4, little)
+        pos += 4
+        offsz = 4
+        if length == 0xFFFFFFFF:
+            length = uint(data, pos, 8, little)
+            pos += 8
+            offsz = 8
+        end = pos + length
+        if end > len(data):
+            raise DwarfError("line program past section end")
+        version = uint(data, pos, 2, little)
+        pos += 2
+        if version < 2 or version > 5:
+            raise DwarfError(f"line table version {version}")
+        addr_size = cu.addr_size
+        if version >= 5:
+            addr_size = data[pos]
+            pos += 2          # address_size, segment_selector_size
+        hlen = uint(data, pos, offsz, little)
+        pos += offsz
+        prog = pos + hlen
+        min_inst = data[pos]
+        pos += 1
+        max_ops = 1
+        if version >= 4:
+            max_ops = data[pos] or 1
+            pos += 1
+        default_is_stmt = bool(data[pos])
+        line_base = struct.unpack_from("b", data, pos + 1)[0]
+        line_range = data[pos + 2]
+        opcode_base = data[pos + 3]
+        pos += 4
+        std_lens = list(data[pos:pos + max(opcode_base - 1, 0)])
+        pos += max(opcode_base - 1, 0)
+        dirs = []
+        files = []         # (name, dir_index)
+        if version >= 5:
+            lcu = Unit()
+            lcu.offset = 0
+            lcu.version = 5
+            lcu.offsz = offsz
+            lcu.addr_size = addr_size
+            lcu.str_offsets_base = cu.str_offsets_base
+
+            def entries(pos):
+                nfmt = data[pos]
+                pos += 1
+                fmts = []
+                for _ in range(nfmt):
+                    ct, pos = uleb(data, pos)
+                    fm, pos = uleb(data, pos)
+                    fmts.append((ct, fm))
+                count, pos = uleb(data, pos)
+                out = []
+                for _ in range(count):
+                    name = None
+                    dindex = 0
+                    for ct, fm in fmts:
+                        v, pos = self._read_form(data, pos, fm, lcu, None)
+                        if ct == 1:
+                            name = self.string(cu if fm in (0x1a, 0x25, 0x26, 0x27, 0x28) else lcu, v)
+                        elif ct == 2 and isinstance(v, int):
+                            dindex = v
+                    out.append((name or "", dindex))
+                return out, pos
+
+            d, pos = entries(pos)
+            dirs = [x[0] for x in d]
+            files, pos = entries(pos)
+        else:
+            while True:
+                s, pos = cstr(data, pos)
+                if not s:
+                    break
+                dirs.append(s.decode("utf-8", "replace"))
+            while True:
+                s, pos = cstr(data, pos)
+                if not s:
+                    break
+                di, pos = uleb(data, pos)
+                _mt, pos = uleb(data, pos)
+                _ln, pos = uleb(data, pos)
+                files.append((s.decode("utf-8", "replace"), di))
+        return dict(version=version, end=end, prog=prog, min_inst=min_inst, max_ops=max_ops,
+                    default_is_stmt=default_is_stmt, line_base=line_base, line_range=line_range,
+                    opcode_base=opcode_base, std_lens=std_lens, dirs=dirs, files=files,
+                    addr_size=addr_size)
+
+    def _decode_lines(self, cu):
+        """[_Subfile] in GDB's filetab order (primary first), each sorted by pc."""
+        if cu.stmt_list is None:
+            return []
+        data = self._line_data(cu.stmt_list)
+        if data is None or cu.stmt_list >= len(data):
+            return []
+        h = self._line_header(data, cu.stmt_list, cu)
+        version = h["version"]
+        dirs = h["dirs"]
+        files = h["files"]
+        comp_dir = cu.comp_dir or ""
+        little = self.little
+
+        # --- subfiles, named and matched as GDB's start_subfile does
+        subfiles = []                       # creation order
+        primary = Subfile(cu.name if cu.name is not None else "<unknown>")
+        subfiles.append(primary)
+
+        def same(sf_name, name):
+            if _is_abs(name) and not _is_abs(sf_name) and comp_dir:
+                sf_name = _path_join(comp_dir, sf_name)
+            return sf_name == name
+
+        def start_subfile(name):
+            for sf in reversed(subfiles):          # GDB walks its list newest first
+                if same(sf.name, name):
+                    return sf
+            sf = Subfile(name)
+            subfiles.append(sf)
+            return sf
+
+        def file_name(idx):
+            """Subfile path for file index idx (as numbered in the line program)."""
+            i = idx if version >= 5 else idx - 1
+            if i < 0 or i >= len(files):
+                return None
+            name, di = files[i]
+            dj = di if version >= 5 else di - 1
+            d = dirs[dj] if 0 <= dj < len(dirs) else None
+            if not _is_abs(name) and d is not None:
+                name = d + "/" + name
+            return name
+
+        file_cache = {}
+
+        def subfile_for(idx):
+            sf = file_cache.get(idx)
+            if sf is None:
+                nm = file_name(idx)
+                if nm is None:
+                    return None
+                sf = start_subfile(nm)
+                file_cache[idx] = sf
+            return sf
+
+        min_inst = h["min_inst"]
+        max_ops = h["max_ops"]
+        line_base = h["line_base"]
+        line_range = h["line_range"] or 1
+        opcode_base = h["opcode_base"]
+        std_lens = h["std_lens"]
+        default_is_stmt = h["default_is_stmt"]
+        asz = h["addr_size"] or cu.addr_size
+        lowpc = cu.lowpc
+        tomb1 = (1 << (8 * asz)) - 1
+        tomb2 = tomb1 - 1
+        end = h["end"]
+        pos = h["prog"]
+
+        while pos < end:
+            # --- one sequence: a fresh state machine
+            address = 0
+            op_index = 0
+            file_idx = 1
+            line = 1
+            is_stmt = default_is_stmt
+            discriminator = 0
+            last_subfile = None
+            last_address = 0
+            stmt_at_address = False
+            recording = True
+            last_line = 0
+            nonzero_disc = False
+            cur = subfile_for(file_idx)
+            end_seq = False
+
+            def record_line_1(sf, ln, stmt, addr):
+                if not recording or sf is None:
+                    return
+                if ln == 0:
+                    pcs = sf.pcs
+                    last_ln = None
+                    while pcs:
+                        last_ln = sf.lines[-1]
+                        if pcs[-1] != addr:
+                            break
+                        pcs.pop()
+                        sf.lines.pop()
+                        sf.stmts.pop()
+                    if last_ln is None or last_ln == 0:
+                        return
+                sf.pcs.append(addr)
+                sf.lines.append(ln)
+                sf.stmts.append(stmt)
+
+            while pos < end and not end_seq:
+                op = data[pos]
+                pos += 1
+                emit = False
+                if op >= opcode_base:
+                    adj = op - opcode_base
+                    d = adj // line_range
+                    if max_ops == 1:
+                        address += d * min_inst
+                    else:
+                        address += ((op_index + d) // max_ops) * min_inst
+                        op_index = (op_index + d) % max_ops
+                    delta = line_base + adj % line_range
+                    line += delta
+                    if delta:
+                        nonzero_disc = discriminator != 0
+                    emit = True
+                elif op == 0:
+                    ln, pos = uleb(data, pos)
+                    ext_end = pos + ln
+                    if ln == 0:
+                        continue
+                    sub = data[pos]
+                    pos += 1
+                    if sub == 1:                     # end_sequence: record_line(true) -> finish_line
+                        end_seq = True
+                        recording = True
+                        if cur is not None and last_subfile is not None:
+                            record_line_1(last_subfile, 0, True, address)
+                    elif sub == 2:                   # set_address
+                        sz = ext_end - pos
+                        a = uint(data, pos, sz, little) if sz > 0 else 0
+                        if (a == 0 and a < lowpc) or a == tomb1 or a == tomb2:
+                            recording = False
+                        address = a
+                        op_index = 0
+                    elif sub == 3:                   # define_file (DWARF <= 4)
+                        s, p2 = cstr(data, pos)
+                        di, p2 = uleb(data, p2)
+                        files.append((s.decode("utf-8", "replace"), di))
+                    elif sub == 4:                   # set_discriminator
+                        discriminator, _p = uleb(data, pos)
+                        nonzero_disc = nonzero_disc or discriminator != 0
+                    pos = ext_end
+                elif op == 1:                        # copy
+                    emit = True
+                elif op == 2:                        # advance_pc
+                    a, pos = uleb(data, pos)
+                    if max_ops == 1:
+                        address += a * min_inst
+                    else:
+                        address += ((op_index + a) // max_ops) * min_inst
+                        op_index = (op_index + a) % max_ops
+                elif op == 3:                        # advance_line
+                    a, pos = sleb(data, pos)
+                    line += a
+                    if a:
+                        nonzero_disc = discriminator != 0
+                elif op == 4:                        # set_file
+                    file_idx, pos = uleb(data, pos)
+                    sf = subfile_for(file_idx)
+                    if sf is not None:
+                        nonzero_disc = discriminator != 0
+                        cur = sf
+                    else:
+                        cur = None             # rows for an unknown file are not recorded
+                elif op == 5:                        # set_column
+                    _c, pos = uleb(data, pos)
+                elif op == 6:                        # negate_stmt
+                    is_stmt = not is_stmt
+                elif op == 7:                        # set_basic_block
+                    pass
+                elif op == 8:                        # const_add_pc
+                    d = (255 - opcode_base) // line_range
+                    if max_ops == 1:
+                        address += d * min_inst
+                    else:
+                        address += ((op_index + d) // max_ops) * min_inst
+                        op_index = (op_index + d) % max_ops
+                elif op == 9:                        # fixed_advance_pc
+                    address += uint(data, pos, 2, little)
+                    pos += 2
+                    op_index = 0
+                elif op in (10, 11):                 # prologue_end, epilogue_begin
+                    pass
+                elif op == 12:                       # set_isa
+                    _c, pos = uleb(data, pos)
+                else:
+                    for _ in range(std_lens[op - 1] if op - 1 < len(std_lens) else 0):
+                        _c, pos = uleb(data, pos)
+
+                if emit:
+                    # lnp_state_machine::record_line(false)
+                    if cur is not None and op_index == 0:
+                        file_changed = last_subfile is not cur
+                        ignore = ((file_changed and last_address == address and not is_stmt
+                                   and stmt_at_address) or line == 0)
+                        if file_changed and not ignore and last_subfile is not None:
+                            record_line_1(last_subfile, 0, True, address)
+                        if not ignore:
+                            if cur is not last_subfile or line != last_line or not nonzero_disc:
+                                last_subfile = cur
+                                record_line_1(cur, line, is_stmt, address)
+                                last_line = line
+                    if last_address != address:
+                        stmt_at_address = False
+                        last_address = address
+                    stmt_at_address = stmt_at_address or is_stmt
+                    discriminator = 0
+            if not end_seq and last_subfile is not None:
+                end_seq = True
+                recording = True
+                record_line_1(last_subfile, 0, True, address)
+
+        # dwarf_decode_lines: a symtab for every file of the table, in table order
+        symtabs = []                       # subfiles owning a symtab, in allocation order
+        for k in range(len(files)):
+            idx = k if version >= 5 else k + 1
+            sf = file_cache.get(idx)
+            if sf is None:
+                nm = file_name(idx)
+                if nm is None:
+                    continue
+                sf = start_subfile(nm)
+                file_cache[idx] = sf
+            if sf.symtab is None:
+                sf.symtab = sf.name
+                symtabs.append(sf)
+
+        # buildsym's watch_main_source_file_lossage: a primary file known under another path
+        if not primary.pcs and primary.symtab is None:
+            base = primary.name.rsplit("/", 1)[-1]
+            matches = [sf for sf in subfiles if sf is not primary
+                       and sf.name.rsplit("/", 1)[-1] == base]
+            if len(matches) == 1:
+                alias = matches[0]
+                primary.pcs, primary.lines, primary.stmts = alias.pcs, alias.lines, alias.stmts
+                primary.symtab = alias.symtab
+                alias.pcs, alias.lines, alias.stmts = [], [], []
+                subfiles.remove(alias)
+                symtabs = [primary if sf is alias else sf for sf in symtabs]
+        for sf in reversed(subfiles):
+            if sf.symtab is None:
+                sf.symtab = sf.name
+                symtabs.append(sf)
+        # the primary file's symtab goes first
+        order = [primary] + [sf for sf in symtabs if sf is not primary]
+        out = []
+        for sf in order:
+            if not sf.pcs:
+                continue
+            # stable sort by pc, end markers (line 0) first among equal pcs
+            pcs, lns = sf.pcs, sf.lines
+            if any(pcs[k] > pcs[k + 1] or (pcs[k] == pcs[k + 1] and lns[k + 1] == 0 and lns[k] != 0)
+                   for k in range(len(pcs) - 1)):
+                idx = sorted(range(len(pcs)), key=lambda k: (pcs[k], lns[k] != 0))
+                sf.pcs = [pcs[k] for k in idx]
+                sf.lines = [lns[k] for k in idx]
+                sf.stmts = [sf.stmts[k] for k in idx]
+            out.append(sf)
+        return out
+
+    # --- functions ---------------------------------------------------------------------------------
+
+    def file_name(self, cu, index):
+        """The name GDB gives line-table file ``index`` of the unit (as DW_AT_decl_file /
+        DW_AT_call_file number it): the unit's own name for its primary file."""
+        data = self._line_data(cu.stmt_list) if cu.stmt_list is not None else None
+        if data is None:
+            return None
+        try:
+            h = self._line_header(data, cu.stmt_list, cu)
+        except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
+            return None
+        version = h["version"]
+        files, dirs = h["files"], h["dirs"]
+        i = index if version >= 5 else index - 1
+        if i < 0 or i >= len(files):
+            return None
+        name, di = files[i]
+        dj = di if version >= 5 else di - 1
+        d = dirs[dj] if 0 <= dj < len(dirs) else None
+        if not _is_abs(name) and d is not None:
+            name = d + "/" + name
+        prim = cu.name
+        if prim is not None:
+            cand = prim
+            if _is_abs(name) and not _is_abs(prim) and cu.comp_dir:
+                cand = _path_join(cu.comp_dir, prim)
+            if cand == name:
+                return prim
+        return name

@@ -1,0 +1,87 @@
+"""DWARF units and the low-level readers every .debug_* reader shares.
+
+A Unit is one compilation (or partial, or skeleton) unit's header and the
+attributes of its top DIE that the readers need; the readers here decode
+LEB128s, strings and the fixed-size attribute forms.
+"""
+
+
+class DwarfError(Exception):
+    pass
+
+
+class _All:
+    """A set that holds every attribute."""
+    def __contains__(self, _x):
+        return True
+
+
+ALL_ATTRS = _All()
+
+
+# --- low-level readers ---------------------------------------------------------------------
+
+def uleb(data, pos):
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+
+
+def sleb(data, pos):
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            if b & 0x40:
+                result -= 1 << shift
+            return result, pos
+
+
+def cstr(data, pos):
+    end = data.index(b"\0", pos)
+    return data[pos:end], end + 1
+
+
+def uint(data, pos, size, little=True):
+    return int.from_bytes(data[pos:pos + size], "little" if little else "big")
+
+
+# fixed sizes of forms that do not depend on the unit (None: variable or unit-dependent)
+FIXED_SIZES = {0x0b: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0c: 1, 0x11: 1, 0x12: 2, 0x13: 4, 0x14: 8,
+          0x19: 0, 0x1c: 4, 0x1e: 16, 0x20: 8, 0x21: 0, 0x24: 8, 0x25: 1, 0x26: 2, 0x27: 3,
+          0x28: 4, 0x29: 1, 0x2a: 2, 0x2b: 3, 0x2c: 4}
+
+
+class Unit:
+    __slots__ = ("offset", "end", "version", "unit_type", "addr_size", "offsz", "abbrev_off",
+                 "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
+                 "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
+                 "_abbrevs", "_scopes", "_parents", "_names")
+
+    def __init__(self):
+        self.name = None
+        self.comp_dir = None
+        self.stmt_list = None
+        self.low_pc = None
+        self.ranges = None
+        self.language = None
+        self.str_offsets_base = None
+        self.addr_base = None
+        self.rnglists_base = None
+        self.lowpc = 0
+        self._lines = None
+        self._funcs = None
+        self._abbrevs = None
+        self._scopes = None
+        self._parents = None
+        self._names = None
