@@ -75,6 +75,12 @@ class Cache:
                 m = self._memos.setdefault(name, Memo(limit))
         return m
 
+    def sizes(self):
+        """{memo name: entries} and {"values": count}: what this cache holds now."""
+        out = {name: len(m) for name, m in self._memos.items()}
+        out["values"] = len(self._values)
+        return out
+
     def clear(self):
         with self._lock:
             self._values.clear()

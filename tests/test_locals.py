@@ -132,6 +132,14 @@ KNOWN_O0 = {
             ("nested", '{id = 99, in = {s = -3, tag = "xy\\000"}, pts = {{x = 1, y = -1}, {x = 2, y = -2}}, '
                        'weight = 0.25}'),
             ("zeros", "{0 <repeats 12 times>}"),
+            # these runs are in the C locale: every byte above 0x7f is its own escape (the
+            # UTF-8 rules, incomplete sequences included, are test_locals_engine's "chars")
+            ("tail_valid", '"hihihih\\302"'),
+            ("tail_five", '"hi\\201hi\\370\\210\\200"'),
+            ("tail_rep", "'a' <repeats 12 times>, \"\\340\\200\""),
+            ("tail_mid", '"hi\\371\\223\\000\\000\\000"'),
+            ("tail_bad", '"ok\\340A\\364\\220"'),
+            ("tail_utf", '"x\\303\\251\\303\\251\\342\\202"'),
             ("res", "0")],
         ("scalars", "args"): [
             ("sc", "-5 '\\373'"), ("uc", "200 '\\310'"), ("s", "-1234"), ("us", "54321"), ("i", "-100000"),

@@ -317,6 +317,26 @@ int main(int argc, char **) {
 }
 """
 
+CHARS_C = r"""
+/* char arrays whose ends are incomplete UTF-8 sequences (GDB runs in C.UTF-8 here) */
+volatile int sink;
+__attribute__((noinline)) int stop_here(int c) { sink += c; asm volatile("":::"memory"); return c; }
+int main(void) {
+  char tail_valid[8] = {'h', 'i', 'h', 'i', 'h', 'i', 'h', (char)0xc2};
+  char tail_five[8] = {'h', 'i', (char)0x81, 'h', 'i', (char)0xf8, (char)0x88, (char)0x80};
+  char tail_six[8] = {'h', 'i', 'h', 'i', 'h', 'i', (char)0xfc, (char)0x80};
+  char tail_rep[14] = {'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', (char)0xe0, (char)0x80};
+  char tail_mid[8] = {'h', 'i', (char)0xf9, (char)0x93, 0, 0, 0, 0};
+  char tail_bad[6] = {'o', 'k', (char)0xe0, 'A', (char)0xf4, (char)0x90};
+  char tail_utf[7] = {'x', (char)0xc3, (char)0xa9, (char)0xc3, (char)0xa9, (char)0xe2, (char)0x82};
+  char tail_strict[8] = {'h', 'i', 'h', 'i', 'h', 'i', (char)0xed, (char)0xa0};
+  char tail_fe[8] = {'h', 'i', 'h', 'i', 'h', 'i', 'h', (char)0xfe};
+  char garbage[16] = "hello\0\0\0\0>\016\201\231\206\371\223";
+  return stop_here(tail_valid[1] + tail_five[2] + tail_six[1] + tail_rep[3] + tail_mid[3]
+                   + tail_bad[3] + tail_utf[4] + tail_strict[1] + tail_fe[1] + garbage[2]);
+}
+"""
+
 PROGRAMS = {
     "values1": ("values1.c", VALUES1_C, ["leaf"], 0),
     "values2": ("values2.c", VALUES2_C, ["leaf"], 0),
@@ -325,6 +345,7 @@ PROGRAMS = {
     "stl": ("stl.cpp", STL_CPP, ["stop_here"], 0),
     "qsort": ("qsort.c", QSORT_C, ["cmp"], 0),
     "implicit": ("implicit.cpp", IMPLICIT_CPP, ["stop_here"], 0),
+    "chars": ("chars.c", CHARS_C, ["stop_here"], 0),
 }
 FLAGS = {
     "O0": ["-O0", "-g"],

@@ -26,8 +26,9 @@ goal: those are in benchmarks/):
     from walk 100 (after warm-up) to walk 1000;
   * the median time of the late walks (800-999) of each kind is at most twice the
     median of the early ones (50-249) plus 2 ms;
-  * every walk printed frames, and swk's caches are bounded at the end (numbers
-    printed with -s and kept in docs/robustness.md).
+  * every walk printed frames, and swk's caches (the stop's, the library list's and
+    each module's: swk_plugin/cache.py) are bounded at the end (numbers printed with
+    -s and kept in docs/robustness.md).
 """
 from __future__ import annotations
 
@@ -84,20 +85,24 @@ def swk_long_session(n, path):
     w = SESSION.walker()
     ps = w.process_state
     caches = {
-        "walks": len(w._walks),
+        "walks": len(ps.cache.memo("walks")),
         "stepper_errors": len(w.stepper_errors),
         "pages": len(ps._pages),
-        "symbol_memo": len(getattr(w.symbol_lookup, "_memo", {})),
+        "symbol_memo": len(ps.library_state.cache.memo("names")),
         "unwinder_decisions": len(_unw.UNWINDER.decisions),
         "unwinder_declined": len(_unw.UNWINDER.declined),
         "unwinder_reported": len(_unw.UNWINDER.reported),
         "unwound": _unw.UNWINDER.unwound,
         "libraries": len(ps.library_state.get_libraries()),
     }
-    for s in w.stepper_group.steppers:
-        for attr, val in vars(s).items():
-            if isinstance(val, (dict, set, list)):
-                caches[f"{s.name}.{attr}"] = len(val)
+    # every other cache is a memo of the stop's, the library list's or a module's store
+    for store, cache in (("stop", ps.cache), ("libraries", ps.library_state.cache)):
+        for name, size in cache.sizes().items():
+            caches[f"{store}.{name}"] = size
+    for lib in ps.library_state.get_libraries():
+        if lib.module is not None:
+            for name, size in lib.module.cache.sizes().items():
+                caches[f"module.{name}"] = max(caches.get(f"module.{name}", 0), size)
     with open(path, "w") as f:
         json.dump({"times": list(times), "bad": [i for i in range(n) if bad[i]], "marks": marks,
                    "caches": caches}, f)
@@ -152,7 +157,7 @@ def test_a_thousand_walks_in_one_session(tmp_path):
         problems.append("a per-stop cache is large at the end")
     for name, size in caches.items():
         if "." in name and size > 10_000:
-            problems.append(f"stepper cache {name} holds {size} entries")
+            problems.append(f"cache {name} holds {size} entries")
     if caches["unwound"] == 0:
         problems.append("GDB's bt never used swk's unwinder")
     print("\n".join(report))

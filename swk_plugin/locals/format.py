@@ -161,7 +161,13 @@ def _textual(t):
 
 
 def _chars(buf, width, prefix):
-    """[(result, codepoint or None, raw bytes)] as GDB's wchar_iterator yields them."""
+    """[(result, codepoint or None, raw bytes)] as GDB's wchar_iterator yields them.
+
+    UTF-8 is decoded as glibc's iconv does for GDB: F0-F7 lead 4-byte, F8-FB 5-byte and
+    FC-FD 6-byte sequences (all invalid when complete), and a lead at the end of the
+    buffer followed only by continuation bytes is an incomplete sequence.  GDB's
+    iterator then drops the one character converted just before it (iconv returns
+    EINVAL with that character in its output, which GDB ignores): so does this."""
     out = []
     n = len(buf)
     i = 0
@@ -177,14 +183,16 @@ def _chars(buf, width, prefix):
                 out.append((_INVALID, None, buf[i:i + 1]))
                 i += 1
                 continue
-            ln = 2 if 0xC2 <= b <= 0xDF else 3 if 0xE0 <= b <= 0xEF else 4 if 0xF0 <= b <= 0xF4 else 0
+            ln = _UTF8_LEAD.get(b, 0)
             if ln == 0:
                 out.append((_INVALID, None, buf[i:i + 1]))
                 i += 1
                 continue
             if i + ln > n:
                 chunk = buf[i:]
-                if _utf8_prefix_ok(chunk):
+                if all(c & 0xC0 == 0x80 for c in chunk[1:]):
+                    if out and out[-1][0] == _OK:
+                        out.pop()
                     out.append((_INCOMPLETE, None, chunk))
                     break
                 out.append((_INVALID, None, buf[i:i + 1]))
@@ -227,17 +235,10 @@ def _chars(buf, width, prefix):
     return out
 
 
-def _utf8_prefix_ok(chunk):
-    b = chunk[0]
-    for k, c in enumerate(chunk[1:], 1):
-        if not 0x80 <= c <= 0xBF:
-            return False
-        if k == 1:
-            if b == 0xE0 and c < 0xA0 or b == 0xED and c > 0x9F:
-                return False
-            if b == 0xF0 and c < 0x90 or b == 0xF4 and c > 0x8F:
-                return False
-    return True
+#: Sequence length by lead byte, as glibc's UTF-8 decoder counts them.
+_UTF8_LEAD = {**{b: 2 for b in range(0xC2, 0xE0)}, **{b: 3 for b in range(0xE0, 0xF0)},
+              **{b: 4 for b in range(0xF0, 0xF8)}, **{b: 5 for b in range(0xF8, 0xFC)},
+              0xFC: 6, 0xFD: 6}
 
 
 def _printable(w):

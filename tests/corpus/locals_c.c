@@ -135,13 +135,22 @@ SWK_FN int aggregates(struct outer o, point_t *pp, union number n, struct rec *r
     union number un;
     struct outer nested = {99, {-3, "xy"}, {{1, -1}, {2, -2}}, 0.25};
     int zeros[12] = {0};
+    /* char arrays ending in an incomplete UTF-8 sequence: GDB prints <incomplete sequence>
+       and, as glibc's iconv hands it over, drops the character just before it */
+    char tail_valid[8] = {'h', 'i', 'h', 'i', 'h', 'i', 'h', (char)0xc2};
+    char tail_five[8] = {'h', 'i', (char)0x81, 'h', 'i', (char)0xf8, (char)0x88, (char)0x80};
+    char tail_rep[14] = {'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', (char)0xe0, (char)0x80};
+    char tail_mid[8] = {'h', 'i', (char)0xf9, (char)0x93, 0, 0, 0, 0};
+    char tail_bad[6] = {'o', 'k', (char)0xe0, 'A', (char)0xf4, (char)0x90};
+    char tail_utf[7] = {'x', (char)0xc3, (char)0xa9, (char)0xc3, (char)0xa9, (char)0xe2, (char)0x82};
     un.f = 1.5f;
     int res = 0;
     res += blocks(o.id + pp->x + rp->vals[1] + fl.b);
     SWK_KEEP();
     return res + arr[4] + grid[0][1] + o.pts[1].y + pp->y + recs[0].name[0] + zeros[3]
         + nested.pts[0].x + un.bytes[0] + cbuf[0] + n.bytes[1] + arr[2] + cbuf[1] + grid[1][2]
-        + recs[1].vals[0] + pt.y + nested.in.s + word[0];
+        + recs[1].vals[0] + pt.y + nested.in.s + word[0] + tail_valid[1] + tail_five[2] + tail_rep[3]
+        + tail_mid[3] + tail_bad[3] + tail_utf[4];
 }
 
 /* ---- scalars ---------------------------------------------------------------- */
