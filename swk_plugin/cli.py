@@ -4,11 +4,12 @@
            [--sysroot DIR] [--frame-cap N] [-v] [--full] [N | -N]
 """
 import argparse
+import os
 import sys
 
 from .backends.core import CoreProcessState
 from .errors import SwkError
-from .format import render
+from .frontend import run_bt
 from .options import BtOptions
 from .walker import DEFAULT_FRAME_CAP, Walker
 
@@ -40,7 +41,6 @@ def cmd_bt(args, out):
         raise SwkError("swk: --frame-cap must be positive")
     if args.limit == 0:
         raise SwkError("swk: a frame count must not be zero")
-    import os
     if args.exe is not None and not os.path.isfile(args.exe):
         raise SwkError(f"swk: --exe {args.exe}: no such file")
     if args.sysroot is not None and not os.path.isdir(args.sysroot):
@@ -52,16 +52,13 @@ def cmd_bt(args, out):
         if args.thread not in tids:
             raise SwkError(f"swk: the core has no thread {args.thread} (it has {', '.join(map(str, tids))})")
         tids = [args.thread]
-    aout = ps.library_state.get_aout()
-    aout_path = aout.path if aout else None
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
-    for i, tid in enumerate(tids):
-        num, os_tid = ps.thread_label(tid)
-        walk = walker.walk_stack(tid, max_frames=args.limit if args.limit and args.limit > 0 else None)
-        if not args.json:
-            out.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
-        out.write("\n".join(render(walk, opts, num, os_tid, aout_path)) + "\n")
+
+    def sink(lines):
+        if lines:
+            out.write("\n".join(lines) + "\n")
+    run_bt(walker, tids, opts, sink, headers=True)   # a core's threads are all shown, each headed
     return 0
 
 

@@ -6,8 +6,8 @@ Kept apart from the walk: the Walker finds physical frames (the spec's
 Frames); this layer only reads debug information about them.
 """
 from .frame import FrameKind
-from .locals import format_value, make_symbolizer, read_variable, type_name
-from .locals.frames import LazyEntryRegs, frame_scopes, var_plans
+from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
+from .locals.frames import LazyEntryRegs, frame_scopes
 
 INLINE = "inline"
 
@@ -84,7 +84,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
         try:
             vv = read_variable(var, addr=addr, regs=frame.regs, cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                      entry_regs=entry, libraries=libraries)
+                                      entry_regs=entry, libraries=libraries, reg_size=ps.arch.reg_size)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary)
             tname = type_name(vv.type)
         except Exception as exc:

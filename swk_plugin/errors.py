@@ -30,3 +30,13 @@ class BadFileError(SwkError):
 class RuleError(SwkError):
     """An unwind rule that cannot be applied to a frame (its CFA register unknown, an
     expression that fails)."""
+
+
+class ThreadStateError(RegisterError):
+    """A thread with no stack to walk now: it is running (non-stop mode, `continue &`)
+    or it has exited since the debugger listed it.  ``state`` says which, for
+    swk-bt -all's line ("is running", "has exited")."""
+
+    def __init__(self, message, state):
+        super().__init__(message)
+        self.state = state

@@ -2,6 +2,8 @@
 import json
 import os
 
+from .display import ShownFrame, shown_frames, variables
+from .elf.demangle import strip_params
 from .frame import FrameKind
 
 
@@ -10,7 +12,6 @@ def frame_info(frame, level, shown=None):
     JSON record of swk-bt -json."""
     lib = frame.library
     if shown is None:
-        from .display import ShownFrame
         lookup = frame.walker.symbol_lookup if frame.walker is not None else None
         src = lookup.source_line(frame) if (lookup is not None and hasattr(lookup, "source_line")
                                             and frame.kind != FrameKind.SIGNAL) else None
@@ -67,10 +68,9 @@ def select_levels(n_frames, limit):
 
 def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False):
     """One JSON line for a walk: the shown frames (inline calls included) in ``levels``."""
-    from .display import shown_frames
     shown = shown_frames(walk, visible)
     levels = range(len(shown)) if levels is None else levels
-    cache = walk.__dict__.setdefault("_text", {})
+    cache = walk.derived.setdefault("text", {})
     key = ("json", thread_num, tid, levels.start, levels.stop, visible, full)
     if key not in cache:
         cache.clear()
@@ -79,7 +79,6 @@ def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False):
 
 
 def _walk_json(walk, shown, thread_num, tid, levels, full):
-    from .display import variables
     frames = []
     for i in levels:
         info = frame_info(shown[i].frame, i, shown[i])
@@ -121,7 +120,6 @@ def visible_frames(walk, past_main=True):
 
 def shown_count(walk, visible=None):
     """How many backtrace lines (inline calls included) the first ``visible`` frames make."""
-    from .display import shown_frames
     return len(shown_frames(walk, visible))
 
 
@@ -130,10 +128,9 @@ def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, fu
     did not reach the bottom ends with "Backtrace stopped: <reason>"; -v states
     every reason; ``full`` adds each frame's locals as `bt full` does.  Kept with
     the walk: the same walk printed again costs nothing."""
-    from .display import shown_frames
     shown = shown_frames(walk, visible)
     levels = range(len(shown)) if levels is None else levels
-    cache = walk.__dict__.setdefault("_text", {})
+    cache = walk.derived.setdefault("text", {})
     key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full)
     if key not in cache:
         cache.clear()
@@ -142,7 +139,6 @@ def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, fu
 
 
 def _walk_text(walk, shown, levels, verbose, aout_path, full):
-    from .display import variables
     lines = []
     for i in levels:
         sf = shown[i]
@@ -170,7 +166,6 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full):
 
 def same_name(a, b):
     """Whether two function names denote the same function (parameter lists aside)."""
-    from .elf.demangle import strip_params
     if a is None or b is None:
         return a == b
     return strip_params(a) == strip_params(b)

@@ -315,7 +315,7 @@ class Walker:
             vv = read_variable(variable, addr=addr, regs=frame.regs, cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
                                       entry_regs=entry_regs(walk, frame_index),
-                                      libraries=ps.library_state.get_libraries())
+                                      libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size)
         except Exception:
             return Glvv.EUNKNOWN, None
         if vv.data is None or vv.optimized_out or vv.unavailable or vv.error or getattr(vv, "opt_mask", None):

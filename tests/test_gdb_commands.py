@@ -171,6 +171,25 @@ def test_gdb_init_says_what_is_missing(tmp_path):
     assert f"no virtual environment at {tmp_path / 'no-venv'}" in out
 
 
+def test_gdb_init_sourced_from_another_python_script(tmp_path, chain_prog):
+    """A user's gdbinit script that runs gdb.execute("source .../gdb_init.py"): __file__ is
+    then the outer script's, yet swk loads from its own directory and walks; a copy of
+    gdb_init.py away from the project says so in one line."""
+    import shutil
+    prog, stop = chain_prog
+    outer = tmp_path / "my_gdbinit.py"
+    outer.write_text(f"import gdb\ngdb.execute('source {T.REPO}/gdb_init.py')\n")
+    out = T.run_gdb(prog, [f"source {outer}", *stop, "swk-bt"], swk=False, timeout=120)
+    assert "Traceback" not in out and "swk:" not in out, out
+    assert any(line.startswith("#0  ") and "stop_here" in line for line in out.splitlines()), out
+    stray = tmp_path / "elsewhere"
+    stray.mkdir()
+    shutil.copy(T.REPO / "gdb_init.py", stray / "gdb_init.py")
+    out = T.run_gdb(None, [f"source {stray / 'gdb_init.py'}"], swk=False, timeout=60)
+    lines = [ln for ln in out.splitlines() if ln.startswith("swk:")]
+    assert "Traceback" not in out and len(lines) == 1 and "has no swk_plugin/" in lines[0], out
+
+
 LIBS_PY = """
 import json
 from swk_plugin.backends.gdb.session import SESSION

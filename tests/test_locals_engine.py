@@ -370,6 +370,8 @@ if _err:
     raise RuntimeError(_err)
 from swk_plugin.elf.module import ElfModule
 import swk_plugin.locals as L
+from swk_plugin.arch import X86_64
+ARCH = X86_64()
 
 GPR = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp"] + ["r%d" % i for i in range(8, 16)]
 DW = {n: i for i, n in enumerate(GPR)}
@@ -468,7 +470,8 @@ for mode in ("gdb", "walk"):
         entries[gi] = L.call_site_entry_regs(cmod, C["pc"] - cbias, regs=C["regs"], cfa=C["cfa"],
                                              read_mem=read_mem, bias=cbias,
                                              callee_entry=sc[-1].function.entry_pc, callee_module=mod,
-                                             callee_bias=bias, caller_entry_regs=entries[gi + 1])
+                                             callee_bias=bias, caller_entry_regs=entries[gi + 1],
+                                             reg_size=ARCH.reg_size)
     for gi, g in enumerate(groups):
         P = phys[gi]
         mod, bias = module_for(P["pc"])
@@ -506,7 +509,8 @@ for mode in ("gdb", "walk"):
                 mine = []
                 for v in vs:
                     vv = L.read_variable(v, addr=addr, regs=P["regs"], cfa=P["cfa"], read_mem=read_mem,
-                                         bias=bias, entry_regs=entry, libraries=list(MODS.values()))
+                                         bias=bias, entry_regs=entry, libraries=list(MODS.values()),
+                                         reg_size=ARCH.reg_size)
                     mine.append(("%s = %s" % (v.name, L.format_value(vv, read_mem, symbolize=SYM)), vv))
                     if mode == "gdb" and names.count(v.name) == 1 and v.tag != 0x0a:   # not labels
                         whatis_checks.append((r["level"], v.name, L.type_name(vv.type)))

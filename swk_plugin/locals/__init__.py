@@ -5,7 +5,7 @@
     scopes_at(module, addr)          -> [Scope]            innermost inline first, the function last
     frame_variables(scope, addr)     -> (args, locals)     ``info args`` / ``info locals`` order
     read_variable(var, addr=, regs=, cfa=, read_mem=, bias=, ptr_size=8, entry_regs=None,
-                  libraries=None)    -> VarValue
+                  libraries=None, reg_size=None) -> VarValue
     format_value(vv, read_mem, symbolize=None, summary=False) -> str   GDB 13's text for the value
     type_name(type)                  -> str                GDB's ``whatis`` name
     call_site_entry_regs(...)        -> {regno: value}     entry values from the caller's call site
@@ -20,8 +20,10 @@ Nothing here imports gdb or lldb.
 """
 from .scopes import Function, Scope, Variable, function_at, scopes_at, frame_variables, engine_for
 from .types import Type, Field, type_name
-from .locations import (VarValue, read_variable, call_site_entry_regs, make_symbolizer,
-                        module_symbolizer, int_on_cfa_plan)
+from .locations import VarValue, read_variable
+from .entry import call_site_entry_regs
+from .symbolize import make_symbolizer, module_symbolizer
+from .plans import int_on_cfa_plan, var_plans
 from .format import format_value, format_float
 
 # spec: getLocalVariableValue's return codes (glvv_*)
@@ -35,4 +37,4 @@ __all__ = ["SUCCESS", "EPARAM", "EOUTOFSCOPE", "EBUFFERSIZE", "EUNKNOWN",
            "int_on_cfa_plan", "function_at", "scopes_at", "frame_variables", "read_variable", "format_value",
            "type_name", "call_site_entry_regs", "make_symbolizer", "module_symbolizer",
            "Function", "Scope", "Variable", "VarValue", "Type", "Field", "format_float",
-           "engine_for"]
+           "engine_for", "var_plans"]

@@ -4,13 +4,12 @@ its parameters (from its caller's call site), and per-address variable plans.
 Frames are used through their attributes only (library, lookup_pc, regs, cfa,
 kind): this sits below the walker, which offers these through its spec API.
 What is worked out for one walk is kept in the walk's ``derived`` store
-(lives one stop, with the walk); what depends only on DWARF, in the module's
-cache.
+(lives one stop, with the walk); what depends only on DWARF (plans.py), in the
+module's cache.
 """
 from ..frame import FrameKind
-from .locations import call_site_entry_regs, int_on_cfa_plan
-from .scopes import frame_variables, function_at, scopes_at
-from .types import type_name
+from .entry import call_site_entry_regs
+from .scopes import function_at, scopes_at
 
 
 def frame_scopes(frame):
@@ -79,24 +78,9 @@ def entry_regs(walk, index):
                     clib.module, caller.ra - clib.base, regs=caller.regs, cfa=caller.cfa,
                     read_mem=ps.read_memory, bias=clib.base,
                     callee_entry=(fn.entry_pc if fn is not None else None), callee_module=lib.module,
-                    callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size)
+                    callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,
+                    reg_size=ps.arch.reg_size)
             except Exception:
                 regs = {}
         memo[i] = regs
     return memo[index]
-
-
-def var_plans(module, scope, addr):
-    """([(Variable, int-at-CFA plan or None, type name)], same for locals) of a scope at an
-    unbiased address, worked out once: they depend only on the module's DWARF."""
-    memo = module.cache.memo("var-plans")
-    key = (scope, addr)
-    hit = memo.get(key)
-    if hit is None:
-        args, locals_ = frame_variables(scope, addr)
-
-        def plan(var):
-            p = int_on_cfa_plan(var)
-            return var, p, (type_name(var.type) if p is not None else None)
-        hit = memo.put(key, ([plan(v) for v in args], [plan(v) for v in locals_]))
-    return hit

@@ -9,14 +9,16 @@ are matched against the unbiased ``addr`` the caller passes.
 """
 from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import ExprError, ExprResult, evaluate
+from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403
+from .scopes import Variable
+from .symbolize import library_pairs, make_symbolizer, module_symbolizer
 from .typedexpr import evaluate_typed, has_typed_ops
 from .types import Type, strip_typedefs
 
-__all__ = ["VarValue", "read_variable", "call_site_entry_regs", "find_location_expr",
-           "module_symbolizer", "make_symbolizer"]
+__all__ = ["VarValue", "read_variable", "find_location_expr"]
 
 
 class VarValue:
@@ -57,7 +59,7 @@ class VarValue:
         return f"<VarValue {self.data.hex() if self.data is not None else None} @{self.address}>"
 
 
-class _OptimizedOut(Exception):
+class OptimizedOut(Exception):
     pass
 
 
@@ -250,7 +252,7 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
     return None
 
 
-def _is_loclist(form, value):
+def is_loclist(form, value):
     return not isinstance(value, (bytes, bytearray)) and (
         form in (FORM_sec_offset, FORM_loclistx, 0x06, 0x07)
         or (isinstance(value, tuple) and value[0] == "loclistx"))
@@ -258,28 +260,21 @@ def _is_loclist(form, value):
 
 # --- register contents ---------------------------------------------------------------------
 
-def _reg_size(r):
-    if 17 <= r <= 32:
-        return 16          # xmm0-15
-    if 33 <= r <= 40:
-        return 10          # st0-7
-    return 8
-
-
-def _reg_bytes(regs, r):
+def _reg_bytes(regs, r, reg_size):
+    """A register's contents as bytes, its size as the architecture says (``reg_size``)."""
     v = regs.get(r)
     if v is None:
         return None
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
-    size = _reg_size(r)
+    size = reg_size(r)
     return (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
 # --- the frame context ---------------------------------------------------------------------
 
-class _FrameCtx:
-    def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs):
+class FrameCtx:
+    def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None):
         self.var = var
         self.scope = var.scope
         self.fn = var.scope.function
@@ -291,6 +286,8 @@ class _FrameCtx:
         self.read_mem = read_mem
         self.bias = bias or 0
         self.ptr_size = ptr_size
+        #: Bytes of a register by DWARF number (the architecture's); pointer-sized if unknown.
+        self.reg_size = reg_size or (lambda _r, n=ptr_size: n)
         self.entry_regs = entry_regs
         self.used_entry = set()
         self.used_regs = set()
@@ -302,7 +299,7 @@ class _FrameCtx:
     def read_reg(self, r):
         v = self.regs.get(r)
         if v is None:
-            raise _OptimizedOut(f"register {r} not recovered")
+            raise OptimizedOut(f"register {r} not recovered")
         self.used_regs.add(r)
         if isinstance(v, (bytes, bytearray)):
             return int.from_bytes(v[:8], "little")
@@ -314,37 +311,37 @@ class _FrameCtx:
     def _mem_or_none(self, a, n):
         try:
             return _read(self.read_mem, a, n)
-        except _MemError:
+        except MemError:
             return None
 
     def frame_base(self):
         if self._fb is None:
             fb = self.fn.frame_base
             if fb is None:
-                raise _OptimizedOut("no DW_AT_frame_base")
+                raise OptimizedOut("no DW_AT_frame_base")
             form, value = fb
             cu = self.fn.cu
-            if _is_loclist(form, value):
+            if is_loclist(form, value):
                 expr = find_location_expr(self.d, cu, form, value, self.addr, self.fn.entry_pc)
                 if expr is None:
-                    raise _OptimizedOut("frame base has no location here")
+                    raise OptimizedOut("frame base has no location here")
             else:
                 expr = value
             r = self.evaluate(expr, cu, with_fb=False)
             if r.kind == "register":
                 v = self.regs.get(r.value)
                 if v is None:
-                    raise _OptimizedOut(f"frame base register {r.value} not recovered")
+                    raise OptimizedOut(f"frame base register {r.value} not recovered")
                 self._fb = v if isinstance(v, int) else int.from_bytes(v[:8], "little")
             elif r.kind in ("memory", "value"):
                 self._fb = r.value
             else:
-                raise _OptimizedOut("frame base is not an address")
+                raise OptimizedOut("frame base is not an address")
         return self._fb
 
     def _cfa(self):
         if self.cfa is None:
-            raise _OptimizedOut("CFA unknown")
+            raise OptimizedOut("CFA unknown")
         return self.cfa
 
     def entry_value(self, block):
@@ -354,7 +351,7 @@ class _FrameCtx:
         elif block[:1] == b"\x90":
             r, _p = uleb128(block, 1)
         if r is None or not self.entry_regs or self.entry_regs.get(r) is None:
-            raise _OptimizedOut("entry value not known")
+            raise OptimizedOut("entry value not known")
         self.used_entry.add(r)
         return self.entry_regs[r]
 
@@ -376,9 +373,9 @@ class _FrameCtx:
 
         if has_typed_ops(code):
             def reg_bytes(r):
-                b = _reg_bytes(self.regs, r)
+                b = _reg_bytes(self.regs, r, self.reg_size)
                 if b is None:
-                    raise _OptimizedOut(f"register {r} not recovered")
+                    raise OptimizedOut(f"register {r} not recovered")
                 self.used_regs.add(r)
                 return b
 
@@ -395,9 +392,9 @@ class _FrameCtx:
             except ExprError as exc:
                 msg = str(exc)
                 if msg.startswith("Cannot access memory"):
-                    raise _MemError(int(msg.rsplit(" ", 1)[1], 16)) from None
+                    raise MemError(int(msg.rsplit(" ", 1)[1], 16)) from None
                 if "0xfa" in msg or "0xa0" in msg or "0xf2" in msg or "entry value" in msg:
-                    raise _OptimizedOut(msg) from None
+                    raise OptimizedOut(msg) from None
                 raise
         try:
             return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=self.ptr_size,
@@ -406,13 +403,13 @@ class _FrameCtx:
                             base_type=base_type)
         except ExprError as exc:
             cause = exc.__context__ or exc.__cause__
-            if isinstance(cause, _OptimizedOut):
+            if isinstance(cause, OptimizedOut):
                 raise cause from None
             msg = str(exc)
             if ("unavailable" in msg or "entry value" in msg or "parameter_ref" in msg
                     or "implicit pointer" in msg):
                 # GDB: NO_ENTRY_VALUE_ERROR and friends make the value optimized out
-                raise _OptimizedOut(msg) from None
+                raise OptimizedOut(msg) from None
             raise
 
 
@@ -424,11 +421,11 @@ def _read(read_mem, addr, size):
     except Exception:
         data = None
     if data is None or len(data) < size:
-        raise _MemError(addr)
+        raise MemError(addr)
     return bytes(data[:size])
 
 
-class _MemError(Exception):
+class MemError(Exception):
     def __init__(self, addr):
         super().__init__(f"Cannot access memory at address 0x{addr:x}")
         self.addr = addr
@@ -443,7 +440,7 @@ _LAST_LIBS = None
 _CFA_BASE = b"\x9c"
 
 def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_regs=None,
-                  libraries=None):
+                  libraries=None, reg_size=None):
     """The value of ``var`` in a frame (see VarValue).
 
     addr: unbiased lookup pc (a caller frame passes its return address - 1, so location
@@ -452,15 +449,16 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     entry_regs: {DWARF regno: value at function entry} for DW_OP_entry_value (see
     call_site_entry_regs), else such values are optimized out; libraries: the process's
     (module, bias) pairs (or Library objects): pointers then print <symbol> from any of
-    them and C++ static members are found across them, as GDB does.
+    them and C++ static members are found across them, as GDB does; reg_size: the
+    architecture's register sizes by DWARF number (default: pointer-sized).
     """
-    ctx = _FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs)
+    ctx = FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size)
     global _LAST_LIBS
     last = _LAST_LIBS
     if libraries is not None and last is not None and last[0] is libraries:
         ctx.libraries, ctx.symbolize = last[1], last[2]   # the same list as the last call: a walk's frames
     else:
-        ctx.libraries = _libraries(libraries)
+        ctx.libraries = library_pairs(libraries)
         ctx.symbolize = make_symbolizer(ctx.libraries) if ctx.libraries \
             else module_symbolizer(ctx.eng.module, ctx.bias)
         if libraries is not None:
@@ -472,9 +470,9 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     try:
         t = vv.type = _resolve_dynamic(var.type, ctx)
         _fill(vv, var, t, ctx)
-    except _OptimizedOut as exc:
+    except OptimizedOut as exc:
         _mark_out(vv, str(exc))
-    except _MemError as exc:
+    except MemError as exc:
         vv.data = None
         vv.error = str(exc)
     except SwkError as exc:                          # MemoryReadError from the evaluator
@@ -492,9 +490,9 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     return vv
 
 
-def _cfa_frame_base(fn):
+def cfa_frame_base(fn):
     fb = fn.frame_base
-    return fb is not None and not _is_loclist(fb[0], fb[1]) and bytes(fb[1]) == _CFA_BASE
+    return fb is not None and not is_loclist(fb[0], fb[1]) and bytes(fb[1]) == _CFA_BASE
 
 
 def _mark_out(vv, reason):
@@ -519,18 +517,18 @@ def _fill(vv, var, t, ctx):
         return
     locr = dies.chain_attr(d, node, AT_location)
     if locr is None:
-        raise _OptimizedOut("no location")
+        raise OptimizedOut("no location")
     lnode, (form, value) = locr
     cu = lnode.cu
-    if _is_loclist(form, value):
+    if is_loclist(form, value):
         expr = find_location_expr(d, cu, form, value, ctx.addr, ctx.fn.entry_pc)
         if expr is None:
-            raise _OptimizedOut("no location-list entry for this pc")
+            raise OptimizedOut("no location-list entry for this pc")
     else:
         expr = value
     if not expr:
-        raise _OptimizedOut("empty location")
-    if expr[0] == 0x91 and ctx.cfa is not None and _cfa_frame_base(ctx.fn):
+        raise OptimizedOut("empty location")
+    if expr[0] == 0x91 and ctx.cfa is not None and cfa_frame_base(ctx.fn):
         off, end = sleb128(expr, 1)                  # DW_OP_fbreg N on a CFA frame base: the
         if end == len(expr):                         # common case, without the evaluator
             _store(vv, ExprResult("memory", (ctx.cfa + off) & ((1 << (8 * ctx.ptr_size)) - 1)), size, ctx)
@@ -550,8 +548,6 @@ def _implicit_target(expr, cu, t, ctx):
     """What a synthetic pointer points at: the value of the DIE DW_OP_implicit_pointer names
     (read in the same frame), from its byte offset, as the pointed-to type; None if unknown.
     GDB shows it after a reference ("<synthetic pointer>: 5")."""
-    from .scopes import Variable
-    from ..dwarf.encoding import sleb128
     s = strip_typedefs(t)
     if s.kind not in ("ref", "rref", "ptr") or s.target is None:
         return None
@@ -567,7 +563,7 @@ def _implicit_target(expr, cu, t, ctx):
     tmp = Variable("", False, node, ctx.scope, "computed")
     inner = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
                           bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                          libraries=ctx.libraries)
+                          libraries=ctx.libraries, reg_size=ctx.reg_size)
     ctx.used_regs.update(inner.regs_used)
     ctx.used_entry.update(inner.entry_used)
     out = VarValue(s.target)
@@ -619,12 +615,12 @@ def _store(vv, res, size, ctx):
         vv.address = res.value
         vv.data = _read(ctx.read_mem, res.value, size)
     elif kind == "register":
-        rb = _reg_bytes(ctx.regs, res.value)
+        rb = _reg_bytes(ctx.regs, res.value, ctx.reg_size)
         if rb is None:
-            raise _OptimizedOut(f"register {res.value} not recovered")
+            raise OptimizedOut(f"register {res.value} not recovered")
         ctx.used_regs.add(res.value)
         if size > len(rb):
-            raise _OptimizedOut(f"value larger than register {res.value}")
+            raise OptimizedOut(f"value larger than register {res.value}")
         vv.data = rb[:size]
     elif kind == "value":
         raw = (res.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, "little")
@@ -637,11 +633,11 @@ def _store(vv, res, size, ctx):
             raw = raw + bytes(size - len(raw))
         vv.data = raw[:size]
     elif kind == "empty":
-        raise _OptimizedOut("empty location")
+        raise OptimizedOut("empty location")
     elif kind == "pieces":
         _store_pieces(vv, res, size, ctx)
     else:
-        raise _OptimizedOut(f"location kind {kind}")
+        raise OptimizedOut(f"location kind {kind}")
 
 
 def _store_pieces(vv, res, size, ctx):
@@ -654,7 +650,7 @@ def _store_pieces(vv, res, size, ctx):
         boff = part.bit_offset or 0
         src = None
         if part.kind == "register":
-            src = _reg_bytes(ctx.regs, part.value)
+            src = _reg_bytes(ctx.regs, part.value, ctx.reg_size)
             if src is not None:
                 ctx.used_regs.add(part.value)
             else:
@@ -680,7 +676,7 @@ def _store_pieces(vv, res, size, ctx):
     acc &= (1 << total) - 1 if total else 0
     out_bits &= (1 << total) - 1 if total else 0
     if total and out_bits == (1 << total) - 1:
-        raise _OptimizedOut("every piece optimized out")
+        raise OptimizedOut("every piece optimized out")
     vv.data = acc.to_bytes(size, "little") if size else b""
     if out_bits:
         mask = bytearray(size)
@@ -704,18 +700,18 @@ def _resolve_dynamic(t, ctx):
         if r.kind in ("memory", "value"):
             val = r.value
     elif isinstance(v, int):
-        from .scopes import Variable
         node = dies.node_at(ctx.d, cu, v)
         if node is not None:
             tmp = Variable("", False, node, ctx.scope, "computed")
             vv = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
-                               bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs)
+                               bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
+                               reg_size=ctx.reg_size)
             if vv.data is not None and not vv.optimized_out:
                 vt = strip_typedefs(vv.type)
                 val = int.from_bytes(vv.data, "little", signed=not vt.unsigned)
     if val is None:
         # GDB would read the bound from a register it assumes unchanged; we do not guess
-        raise _OptimizedOut("array bound not recovered")
+        raise OptimizedOut("array bound not recovered")
     mask = (1 << (8 * ctx.ptr_size)) - 1
     if val > mask >> 1:
         val -= mask + 1
@@ -748,7 +744,6 @@ def _static_member(field, ctx):
     if cv is not None:
         vv.data = _const_bytes(d, cv[0].cu, cv[1], size)
         return vv
-    from ..symlookup import module_symbols
     names = []
     link = dies.chain_string(d, node, AT_linkage_name) or dies.chain_string(d, node, AT_MIPS_linkage_name)
     if link:
@@ -768,339 +763,7 @@ def _static_member(field, ctx):
             vv.address = a
             try:
                 vv.data = _read(ctx.read_mem, a, size)
-            except _MemError as exc:
+            except MemError as exc:
                 vv.error = str(exc)
             return vv
     return None
-
-
-def _libraries(libs):
-    out = []
-    for lib in libs or ():
-        if isinstance(lib, tuple):
-            module, bias = lib
-        else:
-            module, bias = getattr(lib, "module", None), getattr(lib, "base", 0)
-        if module is not None:
-            out.append((module, bias))
-    return out
-
-
-def module_symbolizer(module, bias):
-    """GDB's <symbol+offset> for an address in ``module`` (build_address_symbolic: the
-    minimal symbol, or the DWARF function when it starts no later), else None."""
-    cache = getattr(module, "_swk_symbolizers", None)
-    if cache is None:
-        cache = {}
-        try:
-            module._swk_symbolizers = cache
-        except AttributeError:
-            pass
-    f = cache.get(bias)
-    if f is not None:
-        return f
-    from ..symlookup import module_symbols
-    from .scopes import engine_for
-
-    def symbolize(a):
-        off = a - bias
-        if off < 0:
-            return None
-        st = module_symbols(module)
-        msym = st.lookup(off) if st is not None else None
-        if msym is not None:
-            s = msym[0]
-            if s.size == 0 and s._mst not in ("text", "file_text", "ifunc"):
-                msym = None                       # zero-sized data symbols are not used
-        fn = None
-        if msym is None or msym[0]._mst in ("text", "file_text"):
-            eng = engine_for(module)
-            try:
-                fn = eng.function_at(off) if eng is not None else None
-            except Exception:
-                fn = None
-        name = loc = None
-        if fn is not None:
-            loc = fn.entry_pc
-            name = fn.name
-            if fn.cu.language in LANG_CPP and msym is not None and msym[0].value == loc:
-                name = msym[0].demangled          # C++ symbols print with their parameters
-        if msym is not None:
-            s = msym[0]
-            if fn is None or s.value > loc or (s.value == off and loc != off):
-                name = s.demangled
-                loc = s.value
-        if name is None:
-            return None
-        k = off - loc
-        return f"{name}+{k}" if k else name
-
-    cache[bias] = symbolize
-    return symbolize
-
-
-_symbolizer_cache = {}
-
-
-def make_symbolizer(libraries):
-    """A process-wide symbolize(addr) over ``libraries``: (module, bias) pairs (or objects
-    with .module and .base), for format_value(..., symbolize=...)."""
-    libs = _libraries(libraries)
-    key = tuple((id(m), b) for m, b in libs)
-    hit = _symbolizer_cache.get(key)
-    if hit is not None and all(a is b for (a, _), (b, _) in zip(hit[1], libs)):
-        return hit[0]
-    spans = []
-    for lib in libraries:
-        if isinstance(lib, tuple):
-            module, bias = lib
-        else:
-            module, bias = lib.module, lib.base
-        if module is None:
-            continue
-        try:
-            for lo, hi in module.load_spans():
-                spans.append((lo + bias, hi + bias, module, bias))
-        except Exception:
-            continue
-    spans.sort(key=lambda s: s[0])
-
-    def symbolize(a):
-        for lo, hi, module, bias in spans:
-            if lo <= a < hi:
-                return module_symbolizer(module, bias)(a)
-        return None
-
-    if len(_symbolizer_cache) > 64:
-        _symbolizer_cache.clear()
-    _symbolizer_cache[key] = (symbolize, libs)
-    return symbolize
-
-
-# --- entry values from the caller's call site (GDB's DW_OP_entry_value resolution) ----------
-
-def _call_sites(fn):
-    """{return pc: call-site DieNode} of a function (unbiased), built once."""
-    if fn._call_sites is None:
-        eng = fn.engine
-        out = {}
-        root = eng.tree(fn.cu, fn.die)
-        stack = [root] if root is not None else []
-        d = eng.d
-        while stack:
-            n = stack.pop()
-            for c in n.children:
-                if c.tag in (TAG_call_site, TAG_GNU_call_site):
-                    a = c.attrs.get(AT_call_return_pc) or c.attrs.get(AT_low_pc)
-                    if a is not None:
-                        pc = d.address(c.cu, a[1])
-                        if pc is not None:
-                            out[pc] = c
-                elif c.children:
-                    stack.append(c)
-        fn._call_sites = out
-    return fn._call_sites
-
-
-def _call_target(eng, site):
-    """What a call site calls: ("addr", unbiased entry in this module), ("name", linkage
-    name of an external function), ("expr", DW_AT_call_target expression) or None."""
-    a = site.attrs.get(AT_call_origin) or site.attrs.get(AT_abstract_origin)
-    if a is None or dies.ref(a[1]) is None:
-        t = site.attrs.get(AT_call_target) or site.attrs.get(AT_GNU_call_site_target)
-        if t is not None and isinstance(t[1], (bytes, bytearray)):
-            return ("expr", bytes(t[1]))
-        return None
-    node = dies.node_at(eng.d, site.cu, a[1])
-    if node is None:
-        return None
-    for _ in range(4):
-        lp = node.attrs.get(AT_low_pc)
-        if lp is not None:
-            v = eng.d.address(node.cu, lp[1])
-            return ("addr", v) if v is not None else None
-        if node.attrs.get(AT_declaration):
-            nm = dies.chain_string(eng.d, node, AT_linkage_name) or dies.chain_string(eng.d, node, AT_name)
-            if not nm:
-                return None
-            from ..symlookup import module_symbols
-            st = module_symbols(eng.module)
-            for h in (st.by_name(nm) if st is not None else []):
-                if h._mst in ("text", "file_text"):
-                    return ("addr", h.value)         # defined in this module after all
-            return ("name", nm)
-        ao = node.attrs.get(AT_abstract_origin) or node.attrs.get(AT_specification)
-        if ao is None or dies.ref(ao[1]) is None:
-            return None
-        node = dies.node_at(eng.d, node.cu, ao[1])
-        if node is None:
-            return None
-    return None
-
-
-def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_entry, callee_bias):
-    """GDB's "DW_OP_entry_value resolving expects callee ..." check."""
-    if tgt is None:
-        return False
-    kind, v = tgt
-    callee_abs = callee_entry + callee_bias
-    if kind == "addr":
-        return v + caller_bias == callee_abs
-    if kind == "name":
-        from ..symlookup import module_symbols
-        st = module_symbols(callee_module)
-        if st is None:
-            return False
-        return any(h.value == callee_entry for h in st.by_name(v) if h._mst in ("text", "file_text"))
-    try:
-        r = ctx.evaluate(v, ctx.fn.cu)
-    except Exception:
-        return False
-    if r.kind == "register":
-        got = ctx.regs.get(r.value)
-    elif r.kind in ("memory", "value"):
-        got = r.value
-    else:
-        got = None
-    return got == callee_abs
-
-
-def _can_tail_call_itself(eng, entry):
-    """func_verify_no_selftailcall: whether ``entry``'s function can reach itself by tail calls."""
-    seen = set()
-    todo = [entry]
-    while todo:
-        a = todo.pop()
-        fn = eng.function_at(a)
-        if fn is None:
-            continue
-        for site in _call_sites(fn).values():
-            if not (site.attrs.get(AT_call_tail_call) or site.attrs.get(AT_GNU_tail_call)):
-                continue
-            tgt = _call_target(eng, site)
-            if tgt is None or tgt[0] != "addr":
-                continue
-            tgt = tgt[1]
-            if tgt == entry:
-                return True
-            if tgt not in seen:
-                seen.add(tgt)
-                todo.append(tgt)
-    return False
-
-
-class EntryRegs(dict):
-    """{DWARF regno: entry value}; ``from_fbreg`` lists the registers whose DW_AT_call_value
-    used DW_OP_fbreg (GDB 13 evaluates those against the callee's frame base, so its
-    value differs from ours there)."""
-
-    def __init__(self):
-        super().__init__()
-        self.from_fbreg = set()
-
-
-def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
-                         callee_module=None, callee_bias=None, caller_entry_regs=None, ptr_size=8):
-    """{DWARF regno: value} a callee's parameters had on entry, from the caller's
-    DW_TAG_call_site at return address ``caller_ra`` (unbiased, in ``caller_module``
-    loaded at ``bias``): each DW_TAG_call_site_parameter whose DW_AT_location is a
-    register and whose DW_AT_call_value can be computed from the caller's recovered
-    ``regs``/``cfa`` (and ``caller_entry_regs``, the caller's own entry values, for
-    values passed through).  Pass the result as ``entry_regs`` to read_variable in the
-    callee -- what GDB does for DW_OP_entry_value.  With ``callee_entry`` (unbiased in
-    ``callee_module``, loaded at ``callee_bias``; default: the caller's) the call site
-    must be known to call that function and it must not reach itself by tail calls,
-    as GDB checks; otherwise nothing is returned."""
-    from .scopes import engine_for, Scope
-    out = EntryRegs()
-    eng = engine_for(caller_module)
-    if eng is None:
-        return out
-    fn = eng.function_at(caller_ra - 1)
-    if fn is None:
-        return out
-    site = _call_sites(fn).get(caller_ra)
-    if site is None:
-        return out
-    scopes = eng.scopes_at(caller_ra - 1)
-    scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)
-
-    class _Pseudo:
-        pass
-    pv = _Pseudo()
-    pv.scope = scope
-    ctx = _FrameCtx(pv, caller_ra - 1, regs, cfa, read_mem, bias, ptr_size, caller_entry_regs)
-    if callee_entry is not None:
-        cmod = callee_module if callee_module is not None else caller_module
-        cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
-        if not _target_matches(_call_target(eng, site), ctx, caller_module, bias, cmod,
-                               callee_entry, cbias):
-            return out
-        ceng = engine_for(cmod)
-        if ceng is not None and _can_tail_call_itself(ceng, callee_entry):
-            return out
-    for p in site.children:
-        if p.tag not in (TAG_call_site_parameter, TAG_GNU_call_site_parameter):
-            continue
-        loc = p.attrs.get(AT_location)
-        val = p.attrs.get(AT_call_value) or p.attrs.get(AT_GNU_call_site_value)
-        if loc is None or val is None or not isinstance(loc[1], (bytes, bytearray)):
-            continue
-        lb = loc[1]
-        if len(lb) == 1 and 0x50 <= lb[0] <= 0x6f:
-            r = lb[0] - 0x50
-        elif lb[:1] == b"\x90":
-            r, _p = uleb128(lb, 1)
-        else:
-            continue
-        ctx.used_entry = set()
-        try:
-            res = ctx.evaluate(val[1], p.cu)
-        except (_OptimizedOut, _MemError, ExprError, SwkError):
-            continue
-        if res.kind in ("memory", "value"):
-            out[r] = res.value
-        elif res.kind == "register":
-            v = regs.get(res.value)
-            if v is not None:
-                out[r] = v
-        if r in out and (0x91 in bytes(val[1])
-                         or ctx.used_entry & getattr(caller_entry_regs, "from_fbreg", set())):
-            out.from_fbreg.add(r)
-    return out
-
-
-def int_on_cfa_plan(var):
-    """(offset from the CFA, size, signed) when ``var`` is a plain integer (no char, bool or
-    enum) living at DW_OP_fbreg N on a DW_OP_call_frame_cfa frame base, with no constant
-    value; else None.  Such a variable's text is just str(int) of the bytes at CFA+N, so a
-    backtrace line can print it without building a VarValue (remembered per DIE)."""
-    key = var.node
-    plan = _INT_PLANS.get(key, _INT_PLANS)
-    if plan is not _INT_PLANS:
-        return plan
-    plan = None
-    try:
-        fn = var.scope.function
-        d = fn.engine.d
-        t = strip_typedefs(var.type) if var.type is not None else None
-        from .format import _textual     # chars (and char-like ints) print with their character
-        if (var.loc_class == "computed" and t is not None and t.kind == "int" and t.size in (1, 2, 4, 8)
-                and not _textual(var.type)
-                and _cfa_frame_base(fn) and dies.chain_attr(d, var.node, AT_const_value) is None):
-            locr = dies.chain_attr(d, var.node, AT_location)
-            if locr is not None:
-                _lnode, (form, value) = locr
-                if not _is_loclist(form, value) and value and value[0] == 0x91:
-                    off, end = sleb128(value, 1)
-                    if end == len(value):
-                        plan = (off, t.size, not t.unsigned)
-    except Exception:
-        plan = None
-    if len(_INT_PLANS) > 100000:
-        _INT_PLANS.clear()
-    _INT_PLANS[key] = plan
-    return plan
-
-
-_INT_PLANS = {}

@@ -1,16 +1,16 @@
-"""GDB commands: swk-bt and the `set/show swk ...` settings.  Kept thin: the
-walking is the core's, the rendering is swk_plugin.format's."""
-import json
+"""GDB commands: swk-bt and the `set/show swk ...` settings.  Kept thin: the bt loop is
+swk_plugin.frontend's, the options swk_plugin.options'."""
 import traceback
 
 import gdb
 
 from ...errors import SwkError
-from ...format import frame_info, frame_text, render, same_name, visible_frames
+from ...frontend import NativeBacktrace, NativeFrame, run_bt
 from ...options import parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
-from .procstate import ThreadStateError, selected_thread
+from . import unwinder
+from .procstate import selected_thread
 
 
 class SwkPrefix(gdb.Command):
@@ -87,6 +87,15 @@ def gdb_frames(thread):
     return out
 
 
+def native_backtrace(thread):
+    """GDB's own bt of a thread for -compare (its inline and tail-call frames counted apart)."""
+    everything = gdb_frames(thread)
+    virtual = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
+    frames = [NativeFrame(pc, name, ftype == gdb.SIGTRAMP_FRAME)
+              for _lvl, pc, name, ftype in everything if ftype not in virtual]
+    return NativeBacktrace("GDB", frames, len(everything) - len(frames))
+
+
 class UnwinderParameter(gdb.Parameter):
     """Whether swk is GDB's frame unwinder where GDB alone is wrong (also:
 disable/enable unwinder global swk)."""
@@ -98,12 +107,10 @@ disable/enable unwinder global swk)."""
         self.value = True
 
     def get_set_string(self):
-        from . import unwinder
         unwinder.set_enabled(self.value)
         return ""
 
     def get_show_string(self, svalue):
-        from . import unwinder
         u = unwinder.UNWINDER
         on = u is not None and u.enabled
         return (f"swk's unwinder is {'on' if on else 'off'}"
@@ -152,68 +159,19 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         session = sess.SESSION
         walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
-        if opts.all:
-            tids = ps.get_thread_ids()
-        else:
-            tids = [ps.get_default_thread()]
-        past_main = bool(gdb.parameter("backtrace past-main"))
-        aout = ps.library_state.get_aout()
-        aout_path = aout.path if aout else None
-        del walker.stepper_errors[:]
-        for i, tid in enumerate(tids):
-            num, os_tid = ps.thread_label(tid)
-            try:
-                walk = walker.walk_stack(tid, max_frames=opts.limit if opts.limit and opts.limit > 0 else None)
-            except ThreadStateError as exc:
-                if not opts.all:
-                    raise
-                # non-stop mode: a running (or just exited) thread is one line; the others are walked
-                self._thread_state_line(opts, i, num, os_tid, exc)
-                continue
-            if opts.all and not opts.json:
-                gdb.write(("\n" if i else "") + f"Thread {num} (LWP {os_tid}):\n")
-            if opts.compare:
-                self._compare(walk, visible_frames(walk, past_main), ps.gdb_thread(tid), aout_path,
-                              opts.verbose)
-            else:
-                gdb.write("\n".join(render(walk, opts, num, os_tid, aout_path, past_main)) + "\n")
-        if session.debug:
-            for name, exc in walker.stepper_errors:
-                gdb.write(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}\n", gdb.STDERR)
+        tids = ps.get_thread_ids() if opts.all else [ps.get_default_thread()]
+        run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
+               native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
+               debug_sink=_write_stderr if session.debug else None)
 
-    @staticmethod
-    def _thread_state_line(opts, i, num, os_tid, exc):
-        what = f"Thread {num} (LWP {os_tid}) {exc.state}"
-        if exc.state == "is running":
-            what += ": interrupt it to walk its stack"
-        if opts.json:
-            gdb.write(json.dumps({"thread": num, "tid": os_tid, "frames": [], "stop_reason": what,
-                                  "error": str(exc)}) + "\n")
-        else:
-            gdb.write(("\n" if i else "") + what + "\n")
 
-    def _compare(self, walk, visible, thread, aout_path, verbose):
-        everything = gdb_frames(thread)
-        virtual = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
-        theirs = [g for g in everything if g[3] not in virtual]
-        inline = len(everything) - len(theirs)
-        n = max(visible, len(theirs))
-        diffs = 0
-        gdb.write(f"{'':2}{'swk':<60} | gdb\n")
-        for i in range(n):
-            mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < visible else "-"
-            if i < len(theirs):
-                _lvl, pc, name, ftype = theirs[i]
-                other = "<signal handler called>" if ftype == gdb.SIGTRAMP_FRAME else f"0x{pc:016x} in {name or '??'}"
-            else:
-                other = "-"
-            same = (i < visible and i < len(theirs) and walk[i].ra == theirs[i][1]
-                    and (theirs[i][3] == gdb.SIGTRAMP_FRAME or same_name(walk[i].name, theirs[i][2])))
-            if not same:
-                diffs += 1
-            gdb.write(f"{'  ' if same else '!='}{mine:<60} | {other}\n")
-        note = f" (GDB's {inline} inline/tail-call frame(s) not counted)" if inline else ""
-        gdb.write(f"{diffs} difference(s) over {n} frames{note}; swk: {walk.stop_reason}\n")
+def _write(lines):
+    if lines:
+        gdb.write("\n".join(lines) + "\n")
+
+
+def _write_stderr(lines):
+    gdb.write("\n".join(lines) + "\n", gdb.STDERR)
 
 
 def register():

@@ -10,7 +10,7 @@ import re
 import gdb
 
 from ...arch import get_architecture, host_architecture
-from ...errors import MemoryReadError, NoProcessError, RegisterError
+from ...errors import MemoryReadError, NoProcessError, RegisterError, ThreadStateError
 from ...linux import linkmap
 from ...linux.auxv import read_proc_auxv
 from ...linux.coredump import CoreFile
@@ -34,15 +34,6 @@ def selected_thread():
     except (SystemError, RuntimeError, gdb.error):
         return None
     return th if th is not None and th.is_valid() else None
-
-
-class ThreadStateError(RegisterError):
-    """A thread with no stack to walk now: it is running (non-stop mode, `continue &`)
-    or it has exited since GDB listed it.  ``state`` says which, for swk-bt -all's line."""
-
-    def __init__(self, message, state):
-        super().__init__(message)
-        self.state = state
 
 
 class GdbProcessState(ProcessState):

@@ -1,22 +1,15 @@
-"""LLDB commands: swk-bt and swk-settings.  Kept thin: the walking is the core's,
-the rendering is swk_plugin.format's, the options are swk_plugin.options'."""
-import inspect
+"""LLDB commands: swk-bt and swk-settings.  Kept thin: the bt loop is swk_plugin.frontend's,
+the options swk_plugin.options'."""
 import shlex
 
 import lldb
 
-from ... import format as fmt
 from ...errors import SwkError
-from ...format import frame_info, frame_text, same_name, select_levels, walk_json, walk_text
+from ...frontend import NativeBacktrace, NativeFrame, run_bt
 from ...options import USAGE, parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import provider as prov
 from .session import SESSION, log_path
-
-#: -full (issue 5) is accepted only where the shared option parser knows it.
-ALLOW_FULL = "allow_full" in inspect.signature(parse_bt_args).parameters
-
-_FULL_HELP = "\n  -full     also each frame's arguments and locals."
 
 BT_HELP = f"""Print a backtrace found by swk's own stack walker.
 
@@ -26,7 +19,8 @@ BT_HELP = f"""Print a backtrace found by swk's own stack walker.
   -all      every thread, each headed "Thread N (LWP tid):".
   -json     one JSON line per thread: thread, tid, frames, stop_reason.
   -compare  swk's frames beside LLDB's own unwinding, != where they differ.
-  -v        also how each frame was found (stepper, trust), its sp and fp.{_FULL_HELP if ALLOW_FULL else ''}
+  -v        also how each frame was found (stepper, trust), its sp and fp.
+  -full     also each frame's arguments and locals.
 
 Every frame down to the bottom of the stack is shown, like LLDB's bt.
 On LLDB 22 or newer, LLDB's own bt shows swk's frames where LLDB alone
@@ -83,37 +77,21 @@ class SwkBtCommand:
             argv = shlex.split(command or "")
         except ValueError as exc:
             raise SwkError(f"swk-bt: {exc}; {USAGE}") from None
-        opts = parse_bt_args(argv, allow_full=True) if ALLOW_FULL else parse_bt_args(argv)
+        opts = parse_bt_args(argv, allow_full=True)
         target = _target_of(debugger, exe_ctx)
         walker = SESSION.walker(target)
         prov.ensure_provider(target)
         ps = walker.process_state
-        process = ps.process
         if opts.all:
             tids = ps.get_thread_ids()
         else:
             th = exe_ctx.GetThread() if exe_ctx is not None else None
             tids = [th.GetThreadID() if th is not None and th.IsValid() else ps.get_default_thread()]
-        aout = ps.library_state.get_aout()
-        aout_path = aout.path if aout else None
-        del walker.stepper_errors[:]
         out = []
-        for i, tid in enumerate(tids):
-            num, os_tid = ps.thread_label(tid)
-            limit = opts.limit if opts.limit and opts.limit > 0 else None
-            walk = walker.walk_stack(tid, max_frames=limit)
-            if opts.all and not opts.json:
-                if i:
-                    out.append("")
-                out.append(f"Thread {num} (LWP {os_tid}):")
-            if opts.compare:
-                out.extend(compare_lines(walk, prov.lldb_own_frames(process, ps.sb_thread(tid)),
-                                         target, aout_path, opts.verbose))
-            else:
-                out.extend(render(walk, opts, num, os_tid, aout_path))
-        if SESSION.debug:
-            for name, exc in walker.stepper_errors:
-                out.append(f"swk debug: {name} raised {exc.__class__.__name__}: {exc}")
+        # every frame is shown: LLDB's bt has no main cut-off
+        run_bt(walker, tids, opts, out.extend, past_main=True,
+               native=lambda tid: native_backtrace(target, ps.process, ps.sb_thread(tid)),
+               debug_sink=out.extend if SESSION.debug else None)
         return out
 
 
@@ -127,37 +105,13 @@ def _lldb_name(target, pc, level):
     return sym.GetName() if sym.IsValid() else None
 
 
-def compare_lines(walk, theirs_all, target, aout_path, verbose):
-    """swk's frames beside LLDB's own, `!=` where the pc or the function differs;
-    LLDB's inlined and tail-call (artificial) frames are left out and counted."""
-    theirs = [f for f in theirs_all if not f[2] and not f[3]]
-    virtual = len(theirs_all) - len(theirs)
-    n = max(len(walk), len(theirs))
-    diffs = 0
-    out = [f"{'':2}{'swk':<60} | lldb"]
-    for i in range(n):
-        mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < len(walk) else "-"
-        name = _lldb_name(target, theirs[i][0], i) if i < len(theirs) else None
-        other = f"0x{theirs[i][0]:016x} in {name or '??'}" if i < len(theirs) else "-"
-        same = (i < len(walk) and i < len(theirs) and walk[i].ra == theirs[i][0]
-                and (walk[i].kind == "signal" or same_name(walk[i].name, name)))
-        if not same:
-            diffs += 1
-        out.append(f"{'  ' if same else '!='}{mine:<60} | {other}")
-    note = f" (LLDB's {virtual} inlined/tail-call frame(s) not counted)" if virtual else ""
-    out.append(f"{diffs} difference(s) over {n} frames{note}; swk: {walk.stop_reason}")
-    return out
-
-
-def render(walk, opts, num, tid, aout_path):
-    """swk-bt's lines for one walk: the shared rendering, every frame shown (LLDB's bt has
-    no main cut-off)."""
-    if hasattr(fmt, "render"):
-        return fmt.render(walk, opts, num, tid, aout_path, past_main=True)
-    levels = select_levels(len(walk), opts.limit)
-    if opts.json:
-        return [walk_json(walk, num, tid, levels)]
-    return walk_text(walk, levels, opts.verbose, aout_path)
+def native_backtrace(target, process, thread):
+    """LLDB's own frames of a thread for -compare (its inlined and artificial tail-call
+    frames counted apart)."""
+    everything = prov.lldb_own_frames(process, thread)
+    real = [f for f in everything if not f[2] and not f[3]]
+    frames = [NativeFrame(pc, _lldb_name(target, pc, i)) for i, (pc, _sp, _inl, _art) in enumerate(real)]
+    return NativeBacktrace("LLDB", frames, len(everything) - len(real))
 
 
 class SwkSettingsCommand:

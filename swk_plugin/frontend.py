@@ -1,0 +1,105 @@
+"""The bt command every front end runs, written once.
+
+Walk the threads asked for, then print each walk (GDB-style text or JSON),
+or set it beside the debugger's own frames (-compare), or say in one line why
+a thread could not be walked (running, exited) — the same in GDB, in LLDB and
+on the command line.  Front ends differ only in how they pick threads, where
+the debugger's own frames come from, and where lines go: a sink that takes a
+list of lines (one gdb.write per thread, not one per frame).
+"""
+import json
+from typing import NamedTuple
+
+from .errors import ThreadStateError
+from .format import frame_info, frame_text, render, same_name, visible_frames
+
+
+class NativeFrame(NamedTuple):
+    """One frame of the debugger's own backtrace (inline and tail-call frames left out)."""
+    pc: int
+    name: str
+    signal: bool = False
+
+
+class NativeBacktrace(NamedTuple):
+    """The debugger's own frames of a thread, and how many virtual frames (inlined calls,
+    tail calls) it showed besides, which -compare does not count."""
+    debugger: str
+    frames: list
+    hidden: int = 0
+
+
+def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None):
+    """Print swk-bt for ``tids`` through ``sink(lines)``.
+
+    ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
+    (default: with -all, as GDB's thread apply all does).  ``native(tid)``: the
+    debugger's NativeBacktrace, for -compare.  ``debug_sink(lines)``: where the
+    steppers' internal errors go (None: not shown).  A thread that cannot be walked
+    raises ThreadStateError, except with -all, where it is one line and the others
+    are walked.
+    """
+    ps = walker.process_state
+    aout = ps.library_state.get_aout() if ps.library_state is not None else None
+    aout_path = aout.path if aout else None
+    headers = opts.all if headers is None else headers
+    limit = opts.limit if opts.limit and opts.limit > 0 else None
+    del walker.stepper_errors[:]
+    for i, tid in enumerate(tids):
+        num, os_tid = ps.thread_label(tid)
+        try:
+            walk = walker.walk_stack(tid, max_frames=limit)
+        except ThreadStateError as exc:
+            if not opts.all:
+                raise
+            sink(thread_state_lines(opts, i, num, os_tid, exc))
+            continue
+        lines = ["", f"Thread {num} (LWP {os_tid}):"] if i else [f"Thread {num} (LWP {os_tid}):"]
+        if not headers or opts.json:
+            lines = []
+        if opts.compare:
+            lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
+        else:
+            lines += render(walk, opts, num, os_tid, aout_path, past_main)
+        sink(lines)
+    if debug_sink is not None and walker.stepper_errors:
+        debug_sink([f"swk debug: {name} raised {exc.__class__.__name__}: {exc}"
+                    for name, exc in walker.stepper_errors])
+
+
+def thread_state_lines(opts, i, num, os_tid, exc):
+    """The line swk-bt -all prints for a thread it cannot walk now."""
+    what = f"Thread {num} (LWP {os_tid}) {exc.state}"
+    if exc.state == "is running":
+        what += ": interrupt it to walk its stack"
+    if opts.json:
+        return [json.dumps({"thread": num, "tid": os_tid, "frames": [], "stop_reason": what,
+                            "error": str(exc)})]
+    return ["", what] if i else [what]
+
+
+def compare_lines(walk, native, aout_path, verbose, visible=None):
+    """swk's frames beside the debugger's own, ``!=`` where the pc or the function
+    differs (a signal frame on either side needs no name); the debugger's inlined and
+    tail-call frames are left out and counted."""
+    visible = len(walk) if visible is None else visible
+    theirs = native.frames
+    n = max(visible, len(theirs))
+    diffs = 0
+    out = [f"{'':2}{'swk':<60} | {native.debugger.lower()}"]
+    for i in range(n):
+        mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < visible else "-"
+        if i < len(theirs):
+            t = theirs[i]
+            other = "<signal handler called>" if t.signal else f"0x{t.pc:016x} in {t.name or '??'}"
+        else:
+            other = "-"
+        same = (i < visible and i < len(theirs) and walk[i].ra == theirs[i].pc
+                and (theirs[i].signal or walk[i].kind == "signal" or same_name(walk[i].name, theirs[i].name)))
+        if not same:
+            diffs += 1
+        out.append(f"{'  ' if same else '!='}{mine:<60} | {other}")
+    note = (f" ({native.debugger}'s {native.hidden} inline/tail-call frame(s) not counted)"
+            if native.hidden else "")
+    out.append(f"{diffs} difference(s) over {n} frames{note}; swk: {walk.stop_reason}")
+    return out

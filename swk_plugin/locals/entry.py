@@ -1,0 +1,208 @@
+"""Entry values from the caller's call site: GDB's DW_OP_entry_value resolution.
+
+A callee's parameter whose location says "the value register R had on entry"
+is found from the caller's DW_TAG_call_site at its return address: the
+DW_TAG_call_site_parameter for R, its DW_AT_call_value computed in the
+caller's frame, when the call site is known to call this very function and
+it cannot reach itself by tail calls (GDB's checks).
+"""
+from ..dwarf.encoding import uleb128
+from ..dwarf.expr import ExprError
+from ..elf.symbols import module_symbols
+from ..errors import SwkError
+from . import dies
+from .dwarfconst import (AT_abstract_origin, AT_call_origin, AT_call_return_pc, AT_call_tail_call, AT_call_target,
+                         AT_call_value, AT_declaration, AT_GNU_call_site_target, AT_GNU_call_site_value,
+                         AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_specification,
+                         TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
+from .locations import FrameCtx, MemError, OptimizedOut
+from .scopes import Scope, engine_for
+
+
+def _call_sites(fn):
+    """{return pc: call-site DieNode} of a function (unbiased), built once."""
+    if fn._call_sites is None:
+        eng = fn.engine
+        out = {}
+        root = eng.tree(fn.cu, fn.die)
+        stack = [root] if root is not None else []
+        d = eng.d
+        while stack:
+            n = stack.pop()
+            for c in n.children:
+                if c.tag in (TAG_call_site, TAG_GNU_call_site):
+                    a = c.attrs.get(AT_call_return_pc) or c.attrs.get(AT_low_pc)
+                    if a is not None:
+                        pc = d.address(c.cu, a[1])
+                        if pc is not None:
+                            out[pc] = c
+                elif c.children:
+                    stack.append(c)
+        fn._call_sites = out
+    return fn._call_sites
+
+
+def _call_target(eng, site):
+    """What a call site calls: ("addr", unbiased entry in this module), ("name", linkage
+    name of an external function), ("expr", DW_AT_call_target expression) or None."""
+    a = site.attrs.get(AT_call_origin) or site.attrs.get(AT_abstract_origin)
+    if a is None or dies.ref(a[1]) is None:
+        t = site.attrs.get(AT_call_target) or site.attrs.get(AT_GNU_call_site_target)
+        if t is not None and isinstance(t[1], (bytes, bytearray)):
+            return ("expr", bytes(t[1]))
+        return None
+    node = dies.node_at(eng.d, site.cu, a[1])
+    if node is None:
+        return None
+    for _ in range(4):
+        lp = node.attrs.get(AT_low_pc)
+        if lp is not None:
+            v = eng.d.address(node.cu, lp[1])
+            return ("addr", v) if v is not None else None
+        if node.attrs.get(AT_declaration):
+            nm = dies.chain_string(eng.d, node, AT_linkage_name) or dies.chain_string(eng.d, node, AT_name)
+            if not nm:
+                return None
+            st = module_symbols(eng.module)
+            for h in (st.by_name(nm) if st is not None else []):
+                if h._mst in ("text", "file_text"):
+                    return ("addr", h.value)         # defined in this module after all
+            return ("name", nm)
+        ao = node.attrs.get(AT_abstract_origin) or node.attrs.get(AT_specification)
+        if ao is None or dies.ref(ao[1]) is None:
+            return None
+        node = dies.node_at(eng.d, node.cu, ao[1])
+        if node is None:
+            return None
+    return None
+
+
+def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_entry, callee_bias):
+    """GDB's "DW_OP_entry_value resolving expects callee ..." check."""
+    if tgt is None:
+        return False
+    kind, v = tgt
+    callee_abs = callee_entry + callee_bias
+    if kind == "addr":
+        return v + caller_bias == callee_abs
+    if kind == "name":
+        st = module_symbols(callee_module)
+        if st is None:
+            return False
+        return any(h.value == callee_entry for h in st.by_name(v) if h._mst in ("text", "file_text"))
+    try:
+        r = ctx.evaluate(v, ctx.fn.cu)
+    except Exception:
+        return False
+    if r.kind == "register":
+        got = ctx.regs.get(r.value)
+    elif r.kind in ("memory", "value"):
+        got = r.value
+    else:
+        got = None
+    return got == callee_abs
+
+
+def _can_tail_call_itself(eng, entry):
+    """func_verify_no_selftailcall: whether ``entry``'s function can reach itself by tail calls."""
+    seen = set()
+    todo = [entry]
+    while todo:
+        a = todo.pop()
+        fn = eng.function_at(a)
+        if fn is None:
+            continue
+        for site in _call_sites(fn).values():
+            if not (site.attrs.get(AT_call_tail_call) or site.attrs.get(AT_GNU_tail_call)):
+                continue
+            tgt = _call_target(eng, site)
+            if tgt is None or tgt[0] != "addr":
+                continue
+            tgt = tgt[1]
+            if tgt == entry:
+                return True
+            if tgt not in seen:
+                seen.add(tgt)
+                todo.append(tgt)
+    return False
+
+
+class EntryRegs(dict):
+    """{DWARF regno: entry value}; ``from_fbreg`` lists the registers whose DW_AT_call_value
+    used DW_OP_fbreg (GDB 13 evaluates those against the callee's frame base, so its
+    value differs from ours there)."""
+
+    def __init__(self):
+        super().__init__()
+        self.from_fbreg = set()
+
+
+def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
+                         callee_module=None, callee_bias=None, caller_entry_regs=None, ptr_size=8,
+                         reg_size=None):
+    """{DWARF regno: value} a callee's parameters had on entry, from the caller's
+    DW_TAG_call_site at return address ``caller_ra`` (unbiased, in ``caller_module``
+    loaded at ``bias``): each DW_TAG_call_site_parameter whose DW_AT_location is a
+    register and whose DW_AT_call_value can be computed from the caller's recovered
+    ``regs``/``cfa`` (and ``caller_entry_regs``, the caller's own entry values, for
+    values passed through).  Pass the result as ``entry_regs`` to read_variable in the
+    callee -- what GDB does for DW_OP_entry_value.  With ``callee_entry`` (unbiased in
+    ``callee_module``, loaded at ``callee_bias``; default: the caller's) the call site
+    must be known to call that function and it must not reach itself by tail calls,
+    as GDB checks; otherwise nothing is returned."""
+    out = EntryRegs()
+    eng = engine_for(caller_module)
+    if eng is None:
+        return out
+    fn = eng.function_at(caller_ra - 1)
+    if fn is None:
+        return out
+    site = _call_sites(fn).get(caller_ra)
+    if site is None:
+        return out
+    scopes = eng.scopes_at(caller_ra - 1)
+    scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)
+
+    class _Pseudo:
+        pass
+    pv = _Pseudo()
+    pv.scope = scope
+    ctx = FrameCtx(pv, caller_ra - 1, regs, cfa, read_mem, bias, ptr_size, caller_entry_regs, reg_size)
+    if callee_entry is not None:
+        cmod = callee_module if callee_module is not None else caller_module
+        cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
+        if not _target_matches(_call_target(eng, site), ctx, caller_module, bias, cmod,
+                               callee_entry, cbias):
+            return out
+        ceng = engine_for(cmod)
+        if ceng is not None and _can_tail_call_itself(ceng, callee_entry):
+            return out
+    for p in site.children:
+        if p.tag not in (TAG_call_site_parameter, TAG_GNU_call_site_parameter):
+            continue
+        loc = p.attrs.get(AT_location)
+        val = p.attrs.get(AT_call_value) or p.attrs.get(AT_GNU_call_site_value)
+        if loc is None or val is None or not isinstance(loc[1], (bytes, bytearray)):
+            continue
+        lb = loc[1]
+        if len(lb) == 1 and 0x50 <= lb[0] <= 0x6f:
+            r = lb[0] - 0x50
+        elif lb[:1] == b"\x90":
+            r, _p = uleb128(lb, 1)
+        else:
+            continue
+        ctx.used_entry = set()
+        try:
+            res = ctx.evaluate(val[1], p.cu)
+        except (OptimizedOut, MemError, ExprError, SwkError):
+            continue
+        if res.kind in ("memory", "value"):
+            out[r] = res.value
+        elif res.kind == "register":
+            v = regs.get(res.value)
+            if v is not None:
+                out[r] = v
+        if r in out and (0x91 in bytes(val[1])
+                         or ctx.used_entry & getattr(caller_entry_regs, "from_fbreg", set())):
+            out.from_fbreg.add(r)
+    return out
