@@ -20,6 +20,7 @@ import struct
 import threading
 
 
+from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..errors import BadFileError
 from .debugfile import attach_debug_file
 from .demangle import demangle, strip_params
@@ -188,11 +189,15 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
 
 
 def _plt_symbols(module, shdrs, dyn_names):
-    """GDB-style synthetic "NAME@plt" symbols (size 0) for x86 PLT entries."""
+    """GDB-style synthetic "NAME@plt" symbols (size 0) for PLT entries; what an entry looks
+    like is the architecture's (``arch.calls``)."""
     if not dyn_names:
         return []
-    machine = module.machine
-    if machine not in ("EM_X86_64", "EM_386"):
+    try:
+        plt = from_elf_machine(module.machine).calls
+    except UnsupportedArchitecture:
+        return []
+    if plt is None or not hasattr(plt, "plt_entry_slot"):
         return []
     is64 = module.elfclass == 64
     endian = "<" if module.little_endian else ">"
@@ -220,8 +225,8 @@ def _plt_symbols(module, shdrs, dyn_names):
             r_offset, r_info = row[0], row[1]
             symi = r_info >> 32 if is64 else r_info >> 8
             rtype = r_info & 0xFFFFFFFF if is64 else r_info & 0xFF
-            # JUMP_SLOT (x86-64: 7, i386: 7); GLOB_DAT (6) for .plt.got entries
-            if rtype not in (6, 7) or not (0 < symi < len(dyn_names)):
+            # the architecture's JUMP_SLOT, and GLOB_DAT for .plt.got entries
+            if rtype not in plt.PLT_RELOCATIONS or not (0 < symi < len(dyn_names)):
                 continue
             nm = dyn_names[symi]
             if nm:
@@ -249,27 +254,14 @@ def _plt_symbols(module, shdrs, dyn_names):
             data = _read(module, offset, size)
         except BadFileError:
             continue
-        step = 16
+        step = plt.PLT_ENTRY_SIZE
         if name == ".plt.got" and entsize in (8, 16):
             step = entsize
         elif name == ".plt.got":
-            step = 8
-        start = 16 if name == ".plt" else 0     # PLT0 has no symbol
+            step = plt.PLT_GOT_ENTRY_SIZE
+        start = plt.PLT0_SIZE if name == ".plt" else 0     # PLT0 has no symbol
         for off in range(start, size - step + 1, step):
-            entry = data[off:off + step]
-            target = None
-            k = entry.find(b"\xff\x25")
-            if k >= 0 and k + 6 <= len(entry):
-                disp = int.from_bytes(entry[k + 2:k + 6], "little", signed=True)
-                if is64:
-                    target = addr + off + k + 6 + disp
-                else:
-                    target = disp & 0xFFFFFFFF
-            else:
-                k = entry.find(b"\xff\xa3")            # i386 PIC: jmp *disp(%ebx)
-                if k >= 0 and k + 6 <= len(entry) and got_base is not None:
-                    disp = int.from_bytes(entry[k + 2:k + 6], "little", signed=True)
-                    target = (got_base + disp) & 0xFFFFFFFF
+            target = plt.plt_entry_slot(data[off:off + step], addr + off, got_base)
             if target is None:
                 continue
             nm = got.get(target)

@@ -6,7 +6,8 @@ import locale
 import os
 import struct
 
-from .types import strip_typedefs
+from ..dwarf.expr import evaluate
+from .types import strip_typedefs, type_name
 
 __all__ = ["format_value", "format_float", "PRINT_MAX", "REPEAT_THRESHOLD", "MAX_DEPTH"]
 
@@ -672,7 +673,6 @@ class _Printer:
         """gnuv3_baseclass_offset: run DW_AT_data_member_location on the object's address."""
         if f.loc_expr is None or addr is None:
             return "<invalid address>"
-        from ..dwarf.expr import evaluate
         obj = addr + off
         try:
             res = evaluate(f.loc_expr, read_mem=lambda a, n: self._mem(a, n), initial_stack=(obj,))
@@ -716,7 +716,6 @@ def _find_member(t, bitpos, depth=0):
 
 
 def _tn(t):
-    from .types import type_name
     return type_name(t)
 
 

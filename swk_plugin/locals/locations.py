@@ -121,14 +121,11 @@ def _relocate(code, bias, ptr_size, offsz=4):
 # --- location lists ------------------------------------------------------------------------
 
 def _loclists_base(d, cu):
-    cache = getattr(d, "_swk_llbase", None)
-    if cache is None:
-        cache = d._swk_llbase = {}
+    cache = d.module.cache.memo("loclists-base")
     b = cache.get(cu.offset)
     if b is None:
         a = d.unit_attrs(cu).get(AT_loclists_base)
-        b = a[1] if a is not None and isinstance(a[1], int) else (12 if cu.offsz == 4 else 20)
-        cache[cu.offset] = b
+        b = cache.put(cu.offset, a[1] if a is not None and isinstance(a[1], int) else (12 if cu.offsz == 4 else 20))
     return b
 
 

@@ -21,6 +21,7 @@ import threading
 
 from ..dwarf.lines import module_lines
 from . import dies
+from .types import TypeReader
 from .dwarfconst import *  # noqa: F401,F403
 
 __all__ = ["Function", "Scope", "Variable", "function_at", "scopes_at", "frame_variables",
@@ -445,13 +446,14 @@ class _Engine:
     """Everything the locals engine caches for one module."""
 
     def __init__(self, module, lines):
-        from .types import TypeReader
         self.module = module
         self.lines = lines
         self.d = lines.dwarf
         self.types = TypeReader(self.d, lines)
         self._funcs = {}
         self._trees = {}
+        self._fn_at = {}            # address -> Function (a walk asks for the same pcs again)
+        self._scopes_memo = {}      # address -> [Scope]
         self._lock = threading.RLock()
 
     def tree(self, cu, off):
@@ -465,7 +467,7 @@ class _Engine:
     def function_at(self, addr):
         """The Function holding unbiased addr; remembered per address (a walk asks for the
         same return addresses again and again)."""
-        memo = self.__dict__.setdefault("_fn_at", {})
+        memo = self._fn_at
         fn = memo.get(addr, memo)
         if fn is memo:
             if len(memo) > 65536:
@@ -511,7 +513,7 @@ class _Engine:
             return fn
 
     def scopes_at(self, addr):
-        memo = self.__dict__.setdefault("_scopes_memo", {})
+        memo = self._scopes_memo
         found = memo.get(addr)
         if found is None:
             if len(memo) > 65536:
@@ -573,25 +575,14 @@ class _Engine:
         return args, locs
 
 
-_engines_lock = threading.Lock()
-
-
 def engine_for(module):
-    """The module's locals engine (built once; None without DWARF)."""
-    eng = getattr(module, "_swk_locals", False)
-    if eng is not False:
-        return eng
-    with _engines_lock:
-        eng = getattr(module, "_swk_locals", False)
-        if eng is not False:
-            return eng
-        lines = module_lines(module)
-        eng = _Engine(module, lines) if lines is not None and lines.dwarf is not None else None
-        try:
-            module._swk_locals = eng
-        except AttributeError:
-            pass
-        return eng
+    """The module's locals engine (built once, kept in the module's cache; None without DWARF)."""
+    return module.cache.value("locals-engine", lambda: _new_engine(module))
+
+
+def _new_engine(module):
+    lines = module_lines(module)
+    return _Engine(module, lines) if lines is not None and lines.dwarf is not None else None
 
 
 def function_at(module, addr):

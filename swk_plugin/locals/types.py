@@ -6,6 +6,7 @@ A Type mirrors what GDB builds from a type DIE: a kind ("int", "char", "bool", "
 restrict, _Atomic), and the parts the value printer needs.  Types are read once per
 (module, DIE) and shared.  ``type_name`` prints what ``whatis`` prints.
 """
+from ..dwarf.encoding import uleb128
 from ..dwarf.typeprint import TypePrinter as _TypePrinter, canon as _canon
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403  (DW_* numbers)
@@ -527,7 +528,6 @@ class TypeReader:
         if isinstance(v, (bytes, bytearray)):
             # DW_OP_plus_uconst N (DWARF 2) is the only form of a constant offset
             if len(v) >= 2 and v[0] == 0x23:
-                from ..dwarf.encoding import uleb128
                 try:
                     n, _p = uleb128(v, 1)
                     return n * 8

@@ -169,6 +169,23 @@ def return_sites(code, start):
 
 # --- PLT stubs -----------------------------------------------------------------------------
 
+#: .plt: a 16-byte PLT0, then 16-byte entries; .plt.got entries are 8 (or entsize) bytes.
+PLT0_SIZE = 16
+PLT_ENTRY_SIZE = 16
+PLT_GOT_ENTRY_SIZE = 8
+#: R_X86_64_GLOB_DAT (6) and R_X86_64_JUMP_SLOT (7): relocations that fill a PLT's GOT slot.
+PLT_RELOCATIONS = frozenset({6, 7})
+
+
+def plt_entry_slot(entry, addr, got_base=None):
+    """The GOT slot a PLT entry (bytes ``entry`` at ``addr``) jumps through, or None:
+    ``jmp *disp32(%rip)`` anywhere in the entry (after endbr64 / bnd)."""
+    k = entry.find(b"\xff\x25")
+    if k < 0 or k + 6 > len(entry):
+        return None
+    disp = int.from_bytes(entry[k + 2:k + 6], "little", signed=True)
+    return addr + k + 6 + disp
+
 ENDBR64 = b"\xf3\x0f\x1e\xfa"
 #: Bytes to read at a PLT stub to decode it.
 PLT_STUB_SIZE = 11

@@ -1,0 +1,192 @@
+"""The shape of swk_plugin, checked: layers that import one way, no module over 800 lines,
+no instruction-set fact outside swk_plugin/arch/, back-ends independent of each other, no
+cache hung on another module's objects (docs/design.md has the map).
+
+Read from the source with ast, so these hold for code paths no other test runs.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "swk_plugin"
+
+#: Layers, lowest first: a module may import its own layer and those below, never above.
+LAYERS = [
+    ("base", ["errors", "rule", "cache", "frame", "venv", "__init__"]),
+    ("arch", ["arch"]),
+    ("formats", ["elf", "dwarf"]),
+    ("procstate", ["procstate"]),
+    ("linux", ["linux"]),
+    ("services", ["unwind", "analysis", "symlookup", "locals"]),
+    ("steppers", ["stepper", "steppergroup", "steppers"]),
+    ("walker", ["walker"]),
+    ("display", ["display", "format", "options"]),
+    ("frontends", ["frontend"]),
+    ("backends", ["backends", "cli", "__main__"]),   # the command line is the core back-end's front end
+]
+LAYER_OF = {name: i for i, (_layer, names) in enumerate(LAYERS) for name in names}
+MAX_LINES = 800
+
+#: x86-64 register names and the byte patterns of its opcodes, outside comments and docstrings.
+X86_NAMES = re.compile(r"\b(rip|rsp|rbp|rax|rbx|rcx|rdx|rsi|rdi|r(?:8|9|1[0-5])|eflags|xmm\d+|st\d)\b")
+#: Where function-level imports of swk's own modules are deliberate (not to dodge cycles):
+#: deferring work until a debugger needs it.
+LAZY_IMPORTS_OK = {
+    "backends/gdb/__init__.py": "install() is called by gdb_init.py once gdb is importable",
+    "backends/lldb/__init__.py": "install() runs inside LLDB only",
+    "backends/gdb/prewarm.py": "the walk's modules are imported at the first objfile, not at load",
+}
+
+
+def modules():
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        yield rel, path, ast.parse(path.read_text(), str(path))
+
+
+def top_name(rel):
+    first = rel.split("/", 1)[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def resolve(rel, node):
+    """The swk_plugin top-level name an import refers to, or None (stdlib, third party)."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level == 0:
+            mod = node.module or ""
+            return mod.split(".")[1] if mod.startswith("swk_plugin.") else None
+        parts = rel.split("/")[:-1]
+        up = node.level - 1
+        base = parts[:len(parts) - up] if up else parts
+        target = base + (node.module.split(".") if node.module else [])
+        if not target:                      # "from .. import x" at the top: x itself
+            return node.names[0].name
+        return target[0]
+    for alias in node.names:
+        if alias.name.startswith("swk_plugin."):
+            return alias.name.split(".")[1]
+    return None
+
+
+def imports(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+
+
+def test_every_module_has_a_layer():
+    missing = sorted({top_name(rel) for rel, _p, _t in modules()} - set(LAYER_OF))
+    assert not missing, f"modules with no layer in tests/test_layers.py: {missing}"
+
+
+def test_layers_import_one_way():
+    bad = []
+    for rel, _path, tree in modules():
+        mine = LAYER_OF[top_name(rel)]
+        for node in imports(tree):
+            target = resolve(rel, node)
+            if target is None or target not in LAYER_OF:
+                continue
+            if LAYER_OF[target] > mine:
+                bad.append(f"{rel}:{node.lineno} imports {target} "
+                           f"({LAYERS[LAYER_OF[target]][0]} is above {LAYERS[mine][0]})")
+    assert not bad, "\n".join(bad)
+
+
+def test_backends_import_nothing_from_each_other():
+    bad = []
+    for rel, _path, tree in modules():
+        if not rel.startswith("backends/"):
+            continue
+        mine = rel.split("/")[1]
+        for node in imports(tree):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2 and (node.module or "").split(".")[0] in (
+                    "gdb", "lldb", "core") and node.level == 2 and not rel.startswith(f"backends/{node.module}"):
+                bad.append(f"{rel}:{node.lineno} imports backends.{node.module}")
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(
+                    "swk_plugin.backends.") and not node.module.startswith(f"swk_plugin.backends.{mine}"):
+                bad.append(f"{rel}:{node.lineno} imports {node.module}")
+    assert not bad, "\n".join(bad)
+
+
+def test_formats_and_analysis_import_nothing_from_steppers():
+    bad = [f"{rel}:{n.lineno}" for rel, _p, tree in modules()
+           if top_name(rel) in ("analysis", "dwarf", "elf", "unwind", "linux", "arch")
+           for n in imports(tree) if resolve(rel, n) in ("steppers", "stepper", "steppergroup", "walker")]
+    assert not bad, bad
+
+
+def test_no_function_level_imports_of_swk_modules():
+    """Imports inside functions only where a deferral is deliberate (LAZY_IMPORTS_OK)."""
+    bad = []
+    for rel, _path, tree in modules():
+        if rel in LAZY_IMPORTS_OK:
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and (
+                        getattr(node, "level", 0) > 0 or resolve(rel, node) is not None):
+                    bad.append(f"{rel}:{node.lineno}")
+    assert not bad, "function-level imports of swk modules: " + ", ".join(bad)
+
+
+def test_no_module_over_800_lines():
+    big = [f"{rel}: {n}" for rel, path, _t in modules()
+           if (n := len(path.read_text().splitlines())) > MAX_LINES]
+    assert not big, big
+
+
+def _code_text(path):
+    """The source without comments and docstrings (names in prose are fine)."""
+    tree = ast.parse(path.read_text())
+    doc_lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+                    and isinstance(first.value.value, str):
+                doc_lines.update(range(first.lineno, first.end_lineno + 1))
+    out = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if i in doc_lines:
+            continue
+        out.append((i, line.split("#", 1)[0]))
+    return out
+
+
+def test_no_x86_register_names_or_opcodes_outside_arch():
+    bad = []
+    for rel, path, _tree in modules():
+        if rel.startswith("arch/"):
+            continue
+        for i, code in _code_text(path):
+            m = X86_NAMES.search(code)
+            if m:
+                bad.append(f"{rel}:{i}: {m.group(0)!r}: {code.strip()[:80]}")
+            if re.search(r'b"\\x(?:f3\\x0f\\x1e\\xfa|55|48\\x89|ff\\x25|e8)', code):
+                bad.append(f"{rel}:{i}: opcode bytes: {code.strip()[:80]}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_cache_hung_on_other_objects():
+    """Caches live in the three stores of swk_plugin/cache.py, not as attributes set on another
+    module's objects (module._swk_*, walk.__dict__, walker._swk_*)."""
+    bad = []
+    for rel, path, _tree in modules():
+        for i, code in _code_text(path):
+            if re.search(r"\._swk_\w+\s*=|__dict__\s*(\[|\.setdefault)|getattr\([^)]*\"_swk_", code):
+                bad.append(f"{rel}:{i}: {code.strip()[:80]}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("rel", ["rule.py", "cache.py", "frame.py", "errors.py"])
+def test_the_base_layer_imports_only_the_base_layer(rel):
+    tree = ast.parse((PKG / rel).read_text())
+    targets = {resolve(rel, n) for n in imports(tree)} - {None}
+    assert targets <= set(LAYERS[0][1]), targets
