@@ -21,6 +21,7 @@ Unit tests cover the formatter (floats, strings, arrays, enums, escapes), type
 names, GDB's block-symbol hashing and the ordering of scopes/variables.
 """
 import json
+import types
 import os
 import shutil
 import subprocess
@@ -889,10 +890,13 @@ class _FakeSecs:
 
 
 class _FakeDwarf:
-    """Just what find_location_expr reads: sections, .debug_addr and the unit's attributes."""
+    """Just what find_location_expr reads: sections, .debug_addr, the unit's attributes and
+    the module (whose cache keeps the unit's loclists base)."""
     little = True
 
     def __init__(self, secs, addrs, attrs=None):
+        from swk_plugin.cache import ModuleCache
+        self.module = types.SimpleNamespace(cache=ModuleCache())
         self.secs = _FakeSecs(secs)
         self._addrs = addrs
         self._attrs = attrs or {}
