@@ -27,7 +27,11 @@ class Location:
 
     @classmethod
     def register(cls, regno):
-        return cls(Storage.REGISTER, regno)
+        """The location "in register regno" (one shared object per register: immutable)."""
+        loc = _REGISTER_LOCATIONS.get(regno)
+        if loc is None:
+            loc = _REGISTER_LOCATIONS[regno] = cls(Storage.REGISTER, regno)
+        return loc
 
     @classmethod
     def from_tuple(cls, t):
@@ -52,6 +56,8 @@ class Location:
 
 
 UNKNOWN_LOCATION = Location()
+_REGISTER_LOCATIONS = {}
+ADDRESS = Storage.ADDRESS
 
 
 class FrameKind:
@@ -66,13 +72,14 @@ class Frame:
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
                  "trust", "callee_cfa", "callee_kind", "_sym", "_lib", "_prev")
 
-    def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None):
+    def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None, reg_locations=None, copy=True):
         self.ra, self.sp, self.fp = ra, sp, fp
         self.ra_location = self.sp_location = self.fp_location = UNKNOWN_LOCATION
-        #: Every register value known in this frame, by DWARF number.
-        self.regs = dict(regs) if regs else {}
+        #: Every register value known in this frame, by DWARF number (``copy=False``: the
+        #: dict given is the frame's own from now on).
+        self.regs = (dict(regs) if copy else regs) if regs else {}
         #: Where each recovered register was saved (Location), for callers that write back.
-        self.reg_locations = {}
+        self.reg_locations = {} if reg_locations is None else reg_locations
         self.walker = walker
         self.thread = thread
         self.stepper = None       # the FrameStepper that produced this frame (None for the top)

@@ -77,11 +77,13 @@ class UnwindRule:
     hold, when its producer knows (a CFI row's start).  Rules are shared
     between pcs and frames: never change one after it is made.
     """
-    __slots__ = ("address", "cfa", "regs", "signal_frame", "ra_reg")
+    __slots__ = ("address", "cfa", "regs", "signal_frame", "ra_reg", "plan")
 
     def __init__(self, address, cfa, regs, signal_frame=False, ra_reg=None):
         self.address, self.cfa, self.regs = address, cfa, regs
         self.signal_frame, self.ra_reg = signal_frame, ra_reg
+        #: (architecture name, compiled form) once swk_plugin.unwind.apply has compiled it.
+        self.plan = None
 
     @classmethod
     def at_cfa(cls, cfa_reg, cfa_offset, ra_reg, ra_offset, saved=(), signal_frame=False):

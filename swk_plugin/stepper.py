@@ -57,7 +57,8 @@ class FrameStepper:
 
     @property
     def process_state(self):
-        return self.get_process_state()
+        walker = self.walker
+        return walker.process_state if walker is not None else None
 
     def register_stepper_group(self, group):
         """Called when added to a StepperGroup.  By default: the whole address space."""

@@ -156,8 +156,6 @@ class Walker:
                 notes.append(f"{stepper.name}: internal error ({exc.__class__.__name__}: {exc})")
                 continue
             status, caller = out if isinstance(out, tuple) else (out, None)
-            if isinstance(caller, Note):
-                self.note_callee(frame, caller.kind, caller.cfa)
             if status is Gcf.SUCCESS:
                 problem = self.check_caller(frame, caller)
                 if not problem and seen is not None and (caller.ra, caller.sp) in seen:
@@ -165,13 +163,18 @@ class Walker:
                 if problem:
                     notes.append(f"{stepper.name}: {problem}")
                     continue
-                self.note_callee(frame, caller.callee_kind, caller.callee_cfa)
+                if caller.callee_cfa is not None:
+                    frame.cfa = caller.callee_cfa
+                if caller.callee_kind is not None:
+                    self.note_callee(frame, caller.callee_kind, None)
                 caller.stepper = stepper
                 caller.walker = self
                 caller.thread = frame.thread
                 if caller.trust in (None, "context"):
                     caller.trust = stepper.trust
                 return StepResult(Gcf.SUCCESS, caller)
+            if isinstance(caller, Note):
+                self.note_callee(frame, caller.kind, caller.cfa)
             if status is Gcf.STACKBOTTOM:
                 return StepResult(Gcf.STACKBOTTOM, reason=caller if isinstance(caller, str) else
                                   f"{stepper.name}: bottom of the stack")

@@ -148,6 +148,13 @@ def post_separate_debug(strip_all: bool = True) -> list[list[str]]:
     ]
 
 
+def post_separate_compressed_debug() -> list[list[str]]:
+    """post_separate_debug(strip_all=True), with the debug file's sections compressed
+    (SHF_COMPRESSED, zlib): its .debug_frame must be inflated to be read."""
+    steps = post_separate_debug(strip_all=True)
+    return [steps[0], ["objcopy", "--compress-debug-sections=zlib", "{out}.debug"], *steps[1:]]
+
+
 def post_strip_all() -> list[list[str]]:
     """Post step: strip everything (.symtab and .debug_*; .eh_frame stays)."""
     return [["strip", "--strip-all", "{out}"]]
@@ -961,6 +968,9 @@ def _chain_cases() -> list[Case]:
         ("chain-debug_frame-debuglink", (*O2G, "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"), (),
          _tuple_post(post_separate_debug(strip_all=True)),
          "user code CFI only in .debug_frame, and that only in the separate debug file"),
+        ("chain-debug_frame-debuglink-zlib", (*O2G, "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"),
+         (), _tuple_post(post_separate_compressed_debug()),
+         "as chain-debug_frame-debuglink, the debug file compressed (objcopy --compress-debug-sections)"),
     ]
     cases = [Case(i, ("chain.c",), cf, exp, ldflags=ld, post=post, note=n) for i, cf, ld, post, n in v]
     cases.append(Case("chain-static", ("chain.c",), O0G, {1: ["stop_here", "c", "b", "a", "main", *STATIC_START]},

@@ -137,6 +137,33 @@ def test_swk(corpus, case: Case, mode: str):
         _check_swk(case, native, swk, p.stdout, by_tid=True)
 
 
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", ["live", "cli-core"])
+def test_compressed_debug_frame_in_a_separate_debug_file(corpus, mode):
+    """The only CFI of the user functions is a zlib-compressed .debug_frame in the separate
+    debug file: swk inflates it and walks them by CFI (not by its analysis or scan)."""
+    from swk_plugin.elf.module import ElfModule
+    from swk_plugin.elf.sections import SHF_COMPRESSED
+    case = T.CASES_BY_ID["chain-debug_frame-debuglink-zlib"]
+    exe = corpus.exe(case)
+    debug = ElfModule(str(exe) + ".debug")
+    flags = {h[0]: h[2] for h in debug.section_headers()}
+    assert flags[".debug_frame"] & SHF_COMPRESSED, "the debug file's .debug_frame is not compressed"
+    assert not ElfModule(str(exe)).has_section(".debug_frame")
+    if mode == "live":
+        _native, swk, out = T.gdb_and_swk_frames(exe, corpus.stop_cmds(case), timeout=case.timeout)
+    else:
+        p = T.run_swk_cli(["bt", "--core", corpus.core(case), "--exe", exe, "--json", "--all"],
+                          timeout=case.timeout)
+        out, swk = p.stdout, T.parse_swk_json(p.stdout)
+    assert swk, out
+    frames = {f["function"]: f for f in swk[0]["frames"]}
+    for fn in ("c", "b", "a", "main"):
+        assert fn in frames, out
+    for fn in ("b", "a", "main"):          # callers of a user function: found by its CFI
+        assert (frames[fn]["trust"], frames[fn]["stepper"]) == ("cfi", "DebugStepper"), frames[fn]
+
+
 # --------------------------------------------------------------------------
 # bad input: one clear line, never a Traceback
 # --------------------------------------------------------------------------

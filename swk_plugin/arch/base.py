@@ -38,6 +38,8 @@ class Architecture:
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
         if self.pc is None:
             self.pc = self.ra
+        #: All ones in a pointer: addresses wrap around it.
+        self.address_mask = (1 << (8 * self.ptr_size)) - 1
 
     def reg_name(self, regno):
         if 0 <= regno < len(self.dwarf_names) and self.dwarf_names[regno]:
@@ -50,10 +52,6 @@ class Architecture:
     def reg_size(self, regno):
         """Bytes of the register with DWARF number ``regno``."""
         return self.ptr_size
-
-    @property
-    def address_mask(self):
-        return (1 << (8 * self.ptr_size)) - 1
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")

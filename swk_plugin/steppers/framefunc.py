@@ -28,10 +28,17 @@ class FrameFuncStepper(FrameStepper):
     priority = PRIORITY_FRAMEFUNC
     trust = "frame-pointer"
 
+    def __init__(self, walker=None):
+        super().__init__(walker)
+        self._memo = (None, None)     # (library cache, its memo by address): found once
+
     def prologue_for(self, addr):
         """The arch's Prologue of the function holding addr, or None (library lifetime)."""
         cache = self.process_state.library_cache
-        by_addr = cache.memo("framefunc-by-addr")
+        held, by_addr = self._memo
+        if held is not cache:
+            by_addr = cache.memo("framefunc-by-addr")
+            self._memo = (cache, by_addr)
         pro = by_addr.get(addr, by_addr)
         if pro is by_addr:
             pro = by_addr.put(addr, self._prologue_for(addr))
@@ -57,11 +64,13 @@ class FrameFuncStepper(FrameStepper):
 
     def rule_for(self, frame):
         """The UnwindRule for ``frame`` from its function's prologue, or None."""
-        pro = self.prologue_for(frame.lookup_pc)
+        exact = frame.is_top or frame.non_call
+        pro = self.prologue_for(frame.ra if exact else frame.ra - 1)
         if pro is None:
             return None
-        exact = frame.is_top or frame.non_call
-        return pro.rule_at(frame.ra, exact, exact and self._at_return(frame.ra))
+        if not exact:
+            return pro.body
+        return pro.rule_at(frame.ra, True, self._at_return(frame.ra))
 
     def get_caller_frame(self, frame):
         ps = self.process_state

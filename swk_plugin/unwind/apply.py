@@ -8,7 +8,7 @@ signal trampoline) for the walker to record once it accepts the caller.
 """
 from ..dwarf.expr import ExprError, evaluate
 from ..errors import MemoryReadError, RuleError, SwkError
-from ..frame import Frame, FrameKind, Location
+from ..frame import ADDRESS, UNKNOWN_LOCATION, Frame, FrameKind, Location
 from ..rule import (EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED, VAL_EXPRESSION, VAL_OFFSET)
 
 
@@ -136,7 +136,7 @@ def _location(loc):
     if loc is None:
         return Location()
     kind, val = loc
-    return Location.address(val) if kind == "addr" else Location.register(val)
+    return Location(ADDRESS, val) if kind == "addr" else Location.register(val)
 
 
 def callee_registers(frame, arch):
@@ -152,6 +152,39 @@ def callee_registers(frame, arch):
     return regs
 
 
+class _Plan:
+    """A rule compiled for one architecture: the common shape (CFA = register + offset,
+    every rule "saved at CFA + n") applied without the general interpreter."""
+    __slots__ = ("cfa_reg", "cfa_offset", "offsets", "carried", "sets_sp", "ra_reg", "ra_carried", "ra_loc")
+
+    def __init__(self, rule, arch):
+        rules = rule.regs
+        self.cfa_reg, self.cfa_offset = rule.cfa.reg, rule.cfa.offset
+        self.offsets = tuple((r, rr.arg) for r, rr in rules.items())
+        carried = [r for r in arch.callee_saved if r not in rules]
+        if arch.fp is not None and arch.fp not in rules and arch.fp not in carried:
+            carried.append(arch.fp)
+        self.carried = tuple((r, Location.register(r)) for r in sorted(carried))
+        self.sets_sp = arch.sp in rules
+        self.ra_reg = rule.ra_reg
+        # an RA column that is a real register (AArch64's x30) keeps its value without a rule
+        self.ra_carried = rule.ra_reg not in rules and rule.ra_reg != arch.pc and rule.ra_reg not in carried
+        self.ra_loc = Location.register(rule.ra_reg)
+
+
+def compile_rule(rule, arch):
+    """The rule's _Plan for ``arch`` (kept on the rule), or None where only the general
+    interpreter will do (expressions, register-to-register rules, undefined columns)."""
+    plan = rule.plan
+    if plan is not None and plan[0] == arch.name:
+        return plan[1]
+    simple = rule.cfa.expr is None and rule.cfa.reg is not None and \
+        all(rr.kind == OFFSET for rr in rule.regs.values())
+    compiled = _Plan(rule, arch) if simple else None
+    rule.plan = (arch.name, compiled)
+    return compiled
+
+
 def caller_by_rule(callee, rule, ps):
     """(caller Frame, CFA) for ``callee`` by ``rule``; the caller is None when the rule
     marks the callee outermost (its return address undefined).
@@ -162,6 +195,9 @@ def caller_by_rule(callee, rule, ps):
     and RuleError.
     """
     arch = ps.arch
+    plan = compile_rule(rule, arch)
+    if plan is not None:
+        return _caller_by_plan(callee, rule, plan, ps, arch)
     res = apply_rule(rule, callee_registers(callee, arch), ps.read_memory, arch)
     if res.ra_undefined or res.ra is None:
         return None, res.cfa
@@ -169,18 +205,67 @@ def caller_by_rule(callee, rule, ps):
     sp = regs.get(arch.sp, res.cfa)
     regs[arch.sp] = sp
     regs[arch.pc] = res.ra
-    caller = Frame(res.ra, sp, regs.get(arch.fp, 0), walker=callee.walker, regs=regs)
-    locs = caller.reg_locations
-    for reg, loc in res.locations.items():
-        locs[reg] = _location(loc)
-    caller.ra_location = locs.get(rule.ra_reg, Location())
-    caller.fp_location = locs.get(arch.fp, Location())
-    caller.sp_location = locs.get(arch.sp, Location())
-    caller.callee_cfa = res.cfa
+    locs = {reg: _location(loc) for reg, loc in res.locations.items()}
+    return _caller(callee, rule, res.ra, sp, regs, locs, res.cfa, arch), res.cfa
+
+
+def _caller_by_plan(callee, rule, plan, ps, arch):
+    regs = callee.regs
+    base = regs.get(plan.cfa_reg)
+    if base is None:
+        regs = callee_registers(callee, arch)
+        base = regs.get(plan.cfa_reg)
+        if base is None:
+            raise RuleError(f"CFA is based on register {plan.cfa_reg}, whose value is unknown")
+    mask = arch.address_mask
+    cfa = (base + plan.cfa_offset) & mask
+    read_pointer = ps.read_pointer
+    out = {}
+    locs = {}
+    for r, off in plan.offsets:
+        a = (cfa + off) & mask
+        out[r] = read_pointer(a)
+        locs[r] = Location(ADDRESS, a)
+    for r, loc in plan.carried:
+        v = regs.get(r)
+        if v is not None:
+            out[r] = v
+            locs[r] = loc
+    ra_reg = plan.ra_reg
+    if plan.ra_carried:
+        v = regs.get(ra_reg)
+        if v is not None:
+            out[ra_reg] = v
+            locs[ra_reg] = plan.ra_loc
+    ra = out.get(ra_reg)
+    if ra is None:
+        return None, cfa
+    sp_reg = arch.sp
+    sp = out[sp_reg] if plan.sets_sp else cfa
+    out[sp_reg] = sp
+    out[arch.pc] = ra
+    fp_reg = arch.fp
+    caller = Frame(ra, sp, out.get(fp_reg, 0), callee.walker, out, reg_locations=locs, copy=False)
+    caller.ra_location = locs.get(ra_reg, UNKNOWN_LOCATION)
+    caller.fp_location = locs.get(fp_reg, UNKNOWN_LOCATION)
+    caller.sp_location = locs.get(sp_reg, UNKNOWN_LOCATION)
+    caller.callee_cfa = cfa
+    if rule.signal_frame:
+        caller.callee_kind = FrameKind.SIGNAL
+        caller.non_call = True
+    return caller, cfa
+
+
+def _caller(callee, rule, ra, sp, regs, locs, cfa, arch):
+    caller = Frame(ra, sp, regs.get(arch.fp, 0), callee.walker, regs, reg_locations=locs, copy=False)
+    caller.ra_location = locs.get(rule.ra_reg, UNKNOWN_LOCATION)
+    caller.fp_location = locs.get(arch.fp, UNKNOWN_LOCATION)
+    caller.sp_location = locs.get(arch.sp, UNKNOWN_LOCATION)
+    caller.callee_cfa = cfa
     if rule.signal_frame:
         caller.callee_kind = FrameKind.SIGNAL
         caller.non_call = True            # interrupted at its pc: looked up there, not at pc-1
-    return caller, res.cfa
+    return caller
 
 
-__all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "UNDEFINED"]
+__all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "compile_rule", "UNDEFINED"]
