@@ -14,13 +14,33 @@ import swk_suite as S  # noqa: E402
 import swk_testlib  # noqa: E402
 
 
-def pytest_report_header(config):
+def _seed_line() -> str:
+    return (f"swk: CI={'yes (a skip is a failure)' if S.CI else 'no (skips allowed, reasons shown)'} "
+            f"SWK_TEST_SEED={S.SEED} ({S.SEED_SOURCE})")
+
+
+def _tools_line() -> str:
     gdb = shutil.which(swk_testlib.GDB) or "NOT FOUND"
-    return [f"swk: CI={'yes (a skip is a failure)' if S.CI else 'no (skips allowed, reasons shown)'} "
-            f"SWK_TEST_SEED={S.SEED} ({S.SEED_SOURCE})",
-            f"swk tools: gdb={gdb} {S.lldb().describe()}",
+    return f"swk tools: gdb={gdb} {S.lldb().describe()}"
+
+
+def pytest_report_header(config):
+    return [_seed_line(), _tools_line(),
             f"swk corpus: build={swk_testlib.BUILD} "
             f"sysdebug={'hidden' if swk_testlib.NO_SYSDEBUG else 'as installed'}"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    """With -q pytest prints no header: the seed and the tools are printed all the same."""
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None and session.config.get_verbosity() < 0:
+        tr.write_line(_seed_line())
+        tr.write_line(_tools_line())
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(_seed_line())
 
 
 # --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ files themselves (``import swk_suite as S``):
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -24,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 from typing import NoReturn
 
@@ -104,6 +106,14 @@ def need_tool(name: str, package: str | None = None) -> str:
 def need_tools(*names: str) -> None:
     for n in names:
         need_tool(n)
+
+
+def mark_needs(*tools: str) -> pytest.MarkDecorator:
+    """A skipif mark for tests that need these programs, its reason naming the packages."""
+    lacking = [t for t in tools if shutil.which(t) is None]
+    pkgs = " ".join(sorted({PACKAGES.get(t, t) for t in lacking}))
+    return pytest.mark.skipif(bool(lacking), reason=f"{', '.join(lacking)} not found on PATH; "
+                                                    f"install: apt-get install {pkgs} ({SETUP})")
 
 
 def need_path(path: str, package: str, what: str | None = None) -> str:
@@ -197,3 +207,27 @@ def need_lldb() -> tuple[str, tuple[int, ...]]:
     if choice.path is None:
         pytest.skip(choice.problem, allow_module_level=True)
     return choice.path, choice.version
+
+
+# --------------------------------------------------------------------------
+# hangs fail; speed is measured in benchmarks/, not asserted
+# --------------------------------------------------------------------------
+
+class Hang(AssertionError):
+    """Something the test runs did not end within a generous time (a hang, not slowness)."""
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: float, what: str):
+    """Fail with Hang when the body runs longer than ``seconds`` (SIGALRM; main thread only).
+    The bound is far above any normal run: it catches loops that never end, it is not a
+    speed check (those are in benchmarks/bounds.py)."""
+    def _alarm(_sig, _frame):
+        raise Hang(f"{what} did not end within {seconds:g} s: a hang")
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
