@@ -9,21 +9,23 @@ stopped on a crash) with the gdb stop commands translated to LLDB's:
   test_lldb[CASE-live]   the program run under LLDB to its stop point
   test_lldb[CASE-core]   gdb's core of it, loaded with `target create PROG --core CORE`
 
-Each checks, per thread:
-  * swk-bt -all -json: the known chain and the JSON contract; on cores, frame
-    for frame the same pcs and sps as gdb's own walk of the same core (corpus
-    cases), or the hard-frame checks of tests/test_hard_frames.py (trusts,
-    stop reason, and the true pcs and frame sizes from the twin);
+Each checks, per thread, against oracles swk did not compute:
+  * swk-bt -all -json: frame 0's pc is the rip LLDB reads for that thread in the
+    same session (PC0_COMMANDS); the known chain and the JSON contract; on cores,
+    frame for frame the same pcs and sps as gdb's own walk of the same core
+    (corpus cases); live, the pcs of gdb's own walk of the same program stopped
+    in gdb (ASLR off in both; a frame a signal interrupted aside); or the
+    hard-frame checks of tests/test_hard_frames.py (trusts, stop reason, and the
+    true pcs and frame sizes from the twin);
   * LLDB 22+: LLDB's own `bt all` gives the known chain too (names as LLDB
     prints them, glibc aliases accepted; LLDB's inlined and tail-call frames
-    left out) with exactly swk's pcs.
+    left out) and the same oracle's pcs (oracle_pcs): never swk-bt's output.
 Then bad input: one clear line, never a traceback.
 
 LLDB is swk_suite.lldb(): $SWK_LLDB, else the first of lldb-22, lldb-16 (other
 lldb-N, newest first), lldb whose Python module works (pytest's header names it);
 the module is skipped when there is none, saying which were tried (under CI: a
-failure).  The
-LLDB runs go two at a time (the machines have 2 cores), started for every
+failure).  The LLDB runs go two at a time (the machines have 2 cores), started for every
 selected test when the first one needs its result.
 """
 
@@ -484,11 +486,11 @@ def oracle_pcs(runs: LldbRuns, key: str, mode: str,
 
 
 def oracle_pc_errors(what: str, frames: dict[int, list[dict]], oracle: dict[int, list] | None,
-                     case: Case, mode: str = "live", shown_minus_one: bool = False) -> list[str]:
+                     case: Case, same_process: bool = False, shown_minus_one: bool = False) -> list[str]:
     """Real frames (dicts with "pc"; LLDB's [synthetic] ones may show the return address
-    minus one when ``shown_minus_one``) against the oracle's pcs, thread by thread.  In live
-    mode the frame a signal interrupted is not compared (the signal came at a moment of
-    its own in each run)."""
+    minus one when ``shown_minus_one``) against the oracle's pcs, thread by thread.  Unless
+    the oracle walked the very same process (gdb's walk of the same core), the frame a
+    signal interrupted is not compared: the signal came at a moment of its own in each run."""
     if oracle is None:
         return []
     errs = []
@@ -497,7 +499,7 @@ def oracle_pc_errors(what: str, frames: dict[int, list[dict]], oracle: dict[int,
         expected = case.expected.get(num, [])
         bad = []
         for i, (f, w) in enumerate(zip(real, want)):
-            interrupted = mode == "live" and 0 < i <= len(expected) and expected[i - 1] == SIGTRAMP
+            interrupted = not same_process and 0 < i <= len(expected) and expected[i - 1] == SIGTRAMP
             ok = f.get("pc") == w or (shown_minus_one and f.get("synthetic") and f.get("pc") == (w or 0) - 1)
             if not ok and not interrupted:
                 bad.append(f"#{i} {H.hexs(f.get('pc'))} != {H.hexs(w)}")
@@ -515,7 +517,7 @@ def bt_errors(runs: LldbRuns, key: str, mode: str, bt: dict[int, list[dict]],
     """LLDB's own `bt all` (with swk's frame provider) against the known chain (glibc
     aliases accepted) and the true pcs of oracle_pcs (a frame of swk's may show the
     return address minus one: see provider._shown_pc)."""
-    case, _hc = BY_ID[key]
+    case, hc = BY_ID[key]
     errs = []
     if set(bt) != set(case.expected):
         errs.append(f"bt all: threads {sorted(bt)} != expected {sorted(case.expected)}")
@@ -524,7 +526,8 @@ def bt_errors(runs: LldbRuns, key: str, mode: str, bt: dict[int, list[dict]],
         if m:
             errs.append(f"bt all thread {num}: chain is not the known one: {m}")
     errs += oracle_pc_errors("bt all", {n: lldb_real(fr) for n, fr in bt.items()},
-                             oracle_pcs(runs, key, mode, pc0), case, mode, shown_minus_one=True)
+                             oracle_pcs(runs, key, mode, pc0), case, same_process=mode == "core" and hc is None,
+                             shown_minus_one=True)
     return errs
 
 
