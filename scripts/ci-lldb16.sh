@@ -4,6 +4,8 @@
 # packages conflict with each other (and lldb-22 depends on python3-lldb-22), so only one
 # LLDB can be installed at a time.  Exits non-zero when the LLDB 16 tests fail or a swap
 # fails; LLDB 22 is put back either way.  Needs root or sudo, and the venv (scripts/setup.sh).
+# Every selected test runs and asserts on LLDB 16 too (where LLDB 22 differs, the test asserts
+# what LLDB 16 does); under CI=1 (.ci/run) a skip would be a failure (docs/testing.md).
 #   usage: scripts/ci-lldb16.sh [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."

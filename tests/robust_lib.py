@@ -3,8 +3,9 @@ tests/test_target_untouched.py, tests/test_long_session.py and
 tests/test_session_robustness.py.
 
 * the programs of tests/corpus/robust_*.c, built through swk_testlib.build;
-* LLDB: found as in tests/test_lldb.py ($SWK_LLDB, lldb, the newest lldb-N),
-  run in batch mode (``lldb_run``), or skipped with the reason;
+* LLDB: the run's LLDB (swk_suite.lldb(): $SWK_LLDB, else the first of lldb-22,
+  lldb-16, lldb whose Python module works), run in batch mode (``lldb_run``), or
+  skipped with the reason (under CI: a failure);
 * ``GdbDriver``: GDB driven through a pipe, command by command, so that GDB's
   event loop runs between commands (non-stop mode, threads that exit while
   the test waits) — `gdb -batch -ex ...` does not process target events
@@ -15,14 +16,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-import pytest
 
+import swk_suite as S
 import swk_testlib as T
 from hard_cases import NOCFI
 
@@ -63,56 +63,26 @@ def exiter_exe() -> Path:
 
 
 def need_gdb() -> None:
-    if shutil.which(T.GDB) is None:
-        pytest.skip("gdb not installed")
+    S.need_tool(T.GDB, "gdb")
 
 
 def need_tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.skip(f"{name} not installed")
-    return path
+    return S.need_tool(name)
 
 
 # --------------------------------------------------------------------------
 # LLDB
 # --------------------------------------------------------------------------
 
-def find_lldb() -> str | None:
-    want = os.environ.get("SWK_LLDB")
-    if want:
-        return shutil.which(want)
-    found = shutil.which("lldb")
-    if found:
-        return found
-    for n in range(40, 9, -1):
-        found = shutil.which(f"lldb-{n}")
-        if found:
-            return found
-    return None
-
-
-@functools.lru_cache(maxsize=None)
 def lldb_info() -> tuple[str | None, tuple[int, ...], str | None]:
-    """(path, version, why it cannot be used or None)."""
-    lldb = find_lldb()
-    if lldb is None:
-        return None, (0, 0, 0), "no lldb installed (apt-get install lldb-22 python3-lldb-22)"
-    out = subprocess.run([lldb, "--version"], capture_output=True, text=True, timeout=60).stdout
-    m = re.search(r"version (\d+)\.(\d+)\.(\d+)", out)
-    version = tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
-    p = subprocess.run([lldb, "-b", "-x", "-o", "script import lldb; print('SWK-PY-' + 'OK')"],
-                       capture_output=True, text=True, timeout=120)
-    if "SWK-PY-OK" not in p.stdout:
-        return lldb, version, f"{lldb} has no working Python/lldb module"
-    return lldb, version, None
+    """(path, version, why no LLDB can be used or None): swk_suite.lldb(), the first
+    candidate whose Python module works."""
+    choice = S.lldb()
+    return choice.path, choice.version, choice.problem
 
 
 def need_lldb() -> tuple[str, tuple[int, ...]]:
-    path, version, problem = lldb_info()
-    if problem:
-        pytest.skip(problem)
-    return path, version
+    return S.need_lldb()
 
 
 def lldb_has_providers() -> bool:

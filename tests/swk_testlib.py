@@ -5,7 +5,7 @@ Importable by any test file (``tests/`` is put on sys.path by conftest.py)::
     from swk_testlib import build, run_gdb, native_frames, swk_frames, ...
 
 Everything here shells out with a timeout; nothing needs the swk code itself
-except ``swk_frames`` (sources /work/main/gdb_init.py inside gdb) and
+except ``swk_frames`` (sources the repository's gdb_init.py inside gdb) and
 ``swk_core_frames`` (runs ``python -m swk_plugin``).
 
 JSON contract of swk (one line per thread)::
@@ -178,6 +178,9 @@ def build(src_names: Iterable[str], out_name: str, cflags: Sequence[str] = (),
             raise BuildError(f"no such corpus source: {s}")
     cxx = any(s.suffix in (".cpp", ".cc", ".cxx", ".C") for s in srcs)
     cc = os.environ.get("CXX", "g++") if cxx else os.environ.get("CC", "gcc")
+    if shutil.which(cc) is None:
+        import swk_suite   # (not at the top: this file is also read inside gdb, without pytest)
+        swk_suite.need_tool(cc, "g++" if cxx else "gcc")
 
     h = hashlib.sha256()
     h.update(CACHE_VERSION.encode())

@@ -6,13 +6,12 @@ sp and callee-saved registers).  Real code is compiled twice, with and
 without unwind tables, and the analysis of the CFI-less build is compared
 with the CFI of the other at every instruction.
 """
-import shutil
-import statistics
 import subprocess
-import time
 
 import capstone
 import pytest
+
+import swk_suite as S
 
 from swk_plugin.analysis import StackHeight, analyzer_for, frame_rule_at, is_noreturn_name
 from swk_plugin.arch.x86_64 import analysis as x86
@@ -39,8 +38,7 @@ JIT = 0x7f0000200000
 CALLER_REGS = {RBX: 0xb0b0b0, RBP: 0x7ff0800, R12: 0x1212, R13: 0x1313, R14: 0x1414, R15: 0x1515}
 JUNK = 0xdeadbeef
 
-needs_gcc = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("objcopy") and shutil.which("nm")),
-                               reason="needs gcc, objcopy and nm")
+needs_gcc = S.mark_needs("gcc", "objcopy", "nm", "objdump")
 
 
 # --- helpers -----------------------------------------------------------------------------------------
@@ -815,7 +813,8 @@ def compile_twice(tmp_path, opt, sources, nocfi_units=None):
     dis = [subprocess.run(["objdump", "-d", str(p)], capture_output=True, text=True, check=True).stdout
            .split("\n", 3)[3] for p in out]
     if dis[0] != dis[1]:
-        pytest.skip("gcc made different code with and without unwind tables")
+        S.toolchain_quirk("gcc made different code with and without unwind tables: the comparison "
+                          "of the analysis with the CFI needs the very same instructions")
     return out
 
 
@@ -852,12 +851,10 @@ def compare_with_cfi(nocfi_path, oracle, functions, walker=None):
     w = walker or Walker(ps, stepper_group=StepperGroup())
     an = analyzer_for(w.process_state)
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    stats = {"insns": 0, "agree": 0, "calls": 0, "calls_agree": 0, "saved_agree": 0, "times": [],
+    stats = {"insns": 0, "agree": 0, "calls": 0, "calls_agree": 0, "saved_agree": 0,
              "bad": []}
     for start, size, name in functions:
-        t0 = time.perf_counter()
         frame_rule_at(w.process_state, start, True)
-        stats["times"].append(time.perf_counter() - t0)
         for a, n, mn, _ops in md.disasm_lite(mod.read_vaddr(start, size), start):
             row = oracle.row_at(a)
             if row is None or row.cfa.expr is not None:
@@ -896,11 +893,9 @@ def test_real_code_agrees_with_gcc_cfi(tmp_path, opt):
     rate = stats["agree"] / stats["insns"]
     print(f"\n{opt}: {len(funcs)} functions, {stats['agree']}/{stats['insns']} instructions = {rate:.4f}, "
           f"call sites {stats['calls_agree']}/{stats['calls']}, saved registers at call sites "
-          f"{stats['saved_agree']}/{stats['calls']}, analysis per function "
-          f"mean {1e3 * statistics.mean(stats['times']):.2f} ms max {1e3 * max(stats['times']):.2f} ms")
+          f"{stats['saved_agree']}/{stats['calls']} (time per function: benchmarks/bounds.py)")
     assert rate >= 0.99, stats["bad"][:10]
     assert stats["calls_agree"] == stats["calls"] and stats["saved_agree"] == stats["calls"], stats["bad"][:10]
-    assert statistics.mean(stats["times"]) < 0.05
 
 
 GAP_PROGRAM_A = r"""

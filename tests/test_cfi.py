@@ -1,11 +1,9 @@
 """CFI reader and CFA interpreter: hand-assembled CIEs/FDEs, opcode by opcode, plus real binaries."""
-import os
-import random
-import shutil
 import subprocess
-import time
 
 import pytest
+
+import swk_suite as S
 
 from swk_plugin.dwarf import cfi
 from swk_plugin.dwarf.cfi import (ARCHITECTURAL, EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED,
@@ -853,11 +851,15 @@ def test_huge_expression_length_in_instructions():
         row(b"\x10\x03" + uleb(1 << 40) + b"\x70\x00")
 
 
-def test_random_corruption_raises_only_cfi_error():
+def test_random_corruption_raises_only_cfi_error(rng):
+    """400 corruptions drawn from the suite's seed (SWK_TEST_SEED): only CfiError, in one line."""
     eh, hdr, spans = build_many(n=5)
     good = eh.data
-    rng = random.Random(1234)
-    start = time.perf_counter()
+    with S.hang_guard(300, "400 corrupted CFI tables"):
+        _corrupt_and_read(rng, eh, hdr, spans, good)
+
+
+def _corrupt_and_read(rng, eh, hdr, spans, good):
     for _ in range(400):
         data = bytearray(good)
         for _ in range(rng.randint(1, 6)):
@@ -873,7 +875,6 @@ def test_random_corruption_raises_only_cfi_error():
                     t.row_at(hi - 1)
             except CfiError as exc:
                 assert "\n" not in str(exc)
-    assert time.perf_counter() - start < 20
 
 
 def test_cfi_error_is_a_swk_error():
@@ -1048,8 +1049,7 @@ def _func_symbols(module, names, section=".dynsym"):
 
 @pytest.fixture(scope="module")
 def libc():
-    if not os.path.exists(LIBC):
-        pytest.skip("no x86-64 glibc")
+    S.need_path(LIBC, "libc6", "x86-64 glibc")
     from swk_plugin.elf.module import ElfModule
     return ElfModule(LIBC)
 
@@ -1066,7 +1066,6 @@ def test_libc_function_entries(libc):
     assert len(syms) >= 5
     t = _libc_table(libc)
     assert t._hdr is not None
-    start = time.perf_counter()
     for name, addr in syms.items():
         f = t.find_fde(addr)
         assert f is not None and f.pc_begin <= addr < f.pc_end, name
@@ -1074,12 +1073,10 @@ def test_libc_function_entries(libc):
         assert r.cfa == CfaRule(RSP, 8), name
         assert r.regs[RIP] == RegRule(OFFSET, -8), name
         assert not r.signal_frame
-    elapsed = time.perf_counter() - start
-    # Each lookup decoded one FDE: nowhere near the thousands in libc.
+    # Each lookup decoded one FDE: nowhere near the thousands in libc (its time: benchmarks/bounds.py).
     assert t.fdes_parsed <= len(syms)
     assert t.cies_parsed <= 3
     assert t.rows_computed <= len(syms)
-    assert elapsed < 0.5
     # Unwinding through a real row with fake registers.
     r = t.row_at(syms["malloc"])
     res = unwind_row(r, {RSP: 0x7FF0, RIP: syms["malloc"], RBX: 1}, Memory({0x7FF0: 0x401000}))
@@ -1116,8 +1113,7 @@ def test_libc_signal_trampoline(libc):
 
 
 def _compile(tmp_path, flags, name="prog"):
-    if shutil.which("gcc") is None:
-        pytest.skip("no gcc")
+    S.need_tool("gcc")
     src = tmp_path / f"{name}.c"
     src.write_text(
         "int leaf(int x) { return x * 3; }\n"

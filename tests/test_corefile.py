@@ -7,7 +7,6 @@ here cover the parser's corners (PN_XNUM, sparse 100s-of-MB files, exact
 register layout) and malformed input.
 """
 import os
-import random
 import re
 import resource
 import shutil
@@ -19,6 +18,8 @@ import types
 from pathlib import Path
 
 import pytest
+
+import swk_suite as S
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -93,7 +94,8 @@ def _gcc(src_text, out, flags=()):
     src.write_text(src_text)
     res = _run([GCC, "-g", "-O0", "-fno-omit-frame-pointer", *flags, str(src), "-o", str(out), "-pthread"])
     if res.returncode != 0:
-        pytest.skip(f"cannot build {out.name} with gcc {' '.join(flags)}: {res.stderr.strip()[:200]}")
+        pytest.fail(f"cannot build {out.name} with gcc {' '.join(flags)}: {res.stderr.strip()[:300]}",
+                    pytrace=False)
     return out
 
 
@@ -115,6 +117,11 @@ def _gcore(prog, core, args=(), stop=("run",)):
     return Path(core)
 
 
+#: how to get kernel core files where the tests cannot
+KERNEL_CORES = ("the kernel must write core files to disk: sysctl kernel.core_pattern=core (as root; "
+                "not a pipe to systemd-coredump or apport)")
+
+
 def _core_pattern():
     try:
         return Path("/proc/sys/kernel/core_pattern").read_text().strip()
@@ -126,15 +133,16 @@ def _kernel_core(prog, workdir, args=()):
     """Crash ``prog`` for real and collect the kernel's core, or skip with the reason."""
     pattern = _core_pattern()
     if pattern is None:
-        pytest.skip("no /proc/sys/kernel/core_pattern")
+        S.missing("kernel core files: no /proc/sys/kernel/core_pattern", KERNEL_CORES)
     if pattern.startswith("|"):
-        pytest.skip(f"core_pattern pipes cores to a program ({pattern.split()[0]}): no kernel core file to read")
+        S.missing(f"kernel core files: core_pattern pipes cores to a program ({pattern.split()[0]})",
+                  KERNEL_CORES)
     soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
     if hard == 0:
-        pytest.skip("RLIMIT_CORE hard limit is 0")
+        S.missing("kernel core files: the RLIMIT_CORE hard limit is 0", "raise it (ulimit -Hc unlimited)")
     where = Path(os.path.dirname(pattern)) if os.path.isabs(pattern) else Path(workdir)
     if not where.is_dir():
-        pytest.skip(f"core_pattern directory {where} does not exist")
+        S.missing(f"kernel core files: the core_pattern directory {where} does not exist", KERNEL_CORES)
     before = set(os.listdir(where))
 
     def limits():
@@ -154,7 +162,8 @@ def _kernel_core(prog, workdir, args=()):
                 shutil.move(str(p), dest)
                 return dest
         time.sleep(0.1)
-    pytest.skip(f"the kernel wrote no core file (core_pattern {pattern!r}, RLIMIT_CORE {hard})")
+    S.missing(f"kernel core files: the kernel wrote none (core_pattern {pattern!r}, RLIMIT_CORE {hard})",
+              KERNEL_CORES)
 
 
 class GdbView:
@@ -249,8 +258,7 @@ class Case:
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    if GDB is None or GCC is None:
-        pytest.skip("needs gdb and gcc")
+    S.need_tools("gdb", "gcc")
     return tmp_path_factory.mktemp("corefile")
 
 
@@ -850,14 +858,14 @@ def test_errors_malformed_notes(work, tmp_path):
     assert "NT_PRSTATUS" in _one_line_bad(_patch_notes(case.core, tmp_path / "d", no_threads))
 
 
-def test_fuzzed_headers_give_one_line_errors(work, tmp_path):
-    """Random damage to the ELF header, program headers and notes: BadFileError or
-    a usable core, never a traceback from struct/IndexError."""
+def test_fuzzed_headers_give_one_line_errors(work, tmp_path, rng):
+    """Random damage (drawn from the suite's seed, SWK_TEST_SEED) to the ELF header,
+    program headers and notes: BadFileError or a usable core, never a traceback from
+    struct/IndexError."""
     case = _case(work, "kernel_nopie")
     data = case.core.read_bytes()
     spans = [(0, 64), (64, 64 + 56 * struct.unpack_from("<H", data, 56)[0])] + \
         [(off, off + size) for off, size in _note_spans(case.core)]
-    rng = random.Random(1234)
     path = tmp_path / "fuzz"
     opened = failed = 0
     for _ in range(300):
@@ -1011,8 +1019,9 @@ def test_synthetic_filesz_smaller_than_memsz_reads_file(tmp_path):
     assert regions[1].executable and regions[2].name == "/lib.bin"
 
 
-def test_synthetic_pn_xnum_and_sparse_large_core_is_fast(tmp_path):
-    """70000 segments (more than ELF's 16-bit e_phnum) over ~270 MB of sparse file."""
+def test_synthetic_pn_xnum_and_sparse_large_core(tmp_path):
+    """70000 segments (more than ELF's 16-bit e_phnum) over ~270 MB of sparse file: read
+    whole, and read from anywhere (how fast: benchmarks/bounds.py; here only a hang fails)."""
     page = 4096
     n = 70000
     loads = [(0x10000000 + i * page, page, page, 6, None) for i in range(n)]
@@ -1022,17 +1031,13 @@ def test_synthetic_pn_xnum_and_sparse_large_core_is_fast(tmp_path):
     notes = [_note(b"CORE", cf.NT_PRSTATUS, _prstatus(1, {"rsp": 0x10000000}))]
     path = write_core(tmp_path / "big", notes, loads, xnum=True)
     assert path.stat().st_size > 250 * 1024 * 1024
-    t0 = time.perf_counter()
-    core = CoreFile(path)
-    elapsed = time.perf_counter() - t0
-    assert len(core.segments) == n
-    assert elapsed < 3.0, elapsed
-    assert core.read(0x10000000 + (n - 1) * page, 5) == b"last!"
-    assert core.read(0x10000000 + 101 * page - 2, 4) == b"\x01\x01\x02\x02"
-    t0 = time.perf_counter()
-    for i in range(0, n, 7):
-        core.read(0x10000000 + i * page + 8, 8)
-    assert time.perf_counter() - t0 < 3.0
+    with S.hang_guard(120, "opening and reading a core of 70000 segments"):
+        core = CoreFile(path)
+        assert len(core.segments) == n
+        assert core.read(0x10000000 + (n - 1) * page, 5) == b"last!"
+        assert core.read(0x10000000 + 101 * page - 2, 4) == b"\x01\x01\x02\x02"
+        for i in range(0, n, 7):
+            assert core.read(0x10000000 + i * page + 8, 8) == bytes(8)
     with pytest.raises(MemoryReadError):
         core.read(0x10000000 + n * page, 1)
 
@@ -1070,21 +1075,21 @@ int main(int argc, char **argv) {
 
 
 @pytest.mark.parametrize("how", ["gcore", "kernel"])
-def test_data_mappings_deleted_exe_and_dlmopen(work, tmp_path, how):
+def test_data_mappings_deleted_exe_and_dlmopen(work, tmp_path, how, rng):
     built = _gcc(MAPS_C, work / "maps_build")
     keep = tmp_path / "maps.keep"
     shutil.copy(built, keep)
     prog = tmp_path / "maps"
     shutil.copy(built, prog)
     data_file = tmp_path / "data.txt"
-    data_file.write_bytes(bytes(random.Random(7).randrange(32, 127) for _ in range(10000)))
+    data_file.write_bytes(bytes(rng.randrange(32, 127) for _ in range(10000)))
     libc_path = None
     for cand in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6"):
         if os.path.isfile(cand):
             libc_path = os.path.realpath(cand)
             break
     if libc_path is None:
-        pytest.skip("no libc.so.6 found")
+        S.missing("libc.so.6 not found", S.install_hint("libc6"))
     args = (str(data_file), libc_path)
     if how == "gcore":
         core = _gcore(prog, tmp_path / "core", args=args)

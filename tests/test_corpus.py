@@ -19,17 +19,16 @@ known chain.  Bad-input tests are at the end.
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
 import swk_testlib as T
+import swk_suite as S
 from swk_testlib import CASES, Case
 
 pytestmark = [pytest.mark.corpus]
 
-if shutil.which(T.GDB) is None:  # pragma: no cover
-    pytest.skip("gdb not installed", allow_module_level=True)
+S.need_tool(T.GDB, "gdb")
 
 #: SWK_TEST_LOOSE_NAMES=1: accept glibc aliases of gdb's names (raise for
 #: __GI_raise, __libc_start_main for __libc_start_main_impl, ...).  The

@@ -14,12 +14,15 @@ Allowed outcomes: success, or a swk_plugin.errors.SwkError subclass.  Anything e
 (IndexError, struct.error, RecursionError, a hang past SWK_FUZZ_CASE_SECONDS...) is a
 bug; the test fails listing one reproducer (target, seed) per distinct crash site.
 
-SWK_FUZZ_SECONDS (default 5) is the time budget of each fuzz target;
-SWK_FUZZ_SEED (default 0) the first seed.  docs/robustness.md: the long local mode.
+Each target runs a fixed number of cases (CASES, times SWK_FUZZ_SCALE, default 1), so
+two runs with the same seed try the same inputs.  The first case's seed is
+SWK_FUZZ_SEED, else derived from the suite's seed (SWK_TEST_SEED, fixed under CI;
+tests/swk_suite.py).  SWK_FUZZ_SECONDS instead gives each target a time budget (the
+long local mode of docs/robustness.md; not repeatable: how many cases run depends on
+the machine).
 """
 import os
 import random
-import shutil
 import signal
 import subprocess
 import time
@@ -27,10 +30,16 @@ import traceback
 
 import pytest
 
+import swk_suite as S
+
 from swk_plugin.errors import SwkError
 
-FUZZ_SECONDS = float(os.environ.get("SWK_FUZZ_SECONDS", "5"))
-FIRST_SEED = int(os.environ.get("SWK_FUZZ_SEED", "0"))
+#: cases per target (about 3 s each on the 2-core machine; core cases are slow)
+CASES = {"elf": 3000, "libc-eh_frame": 300, "libc-eh_frame_hdr": 300, "debug_frame": 10000, "core": 100}
+SCALE = float(os.environ.get("SWK_FUZZ_SCALE", "1"))
+FUZZ_SECONDS = float(os.environ["SWK_FUZZ_SECONDS"]) if os.environ.get("SWK_FUZZ_SECONDS") else None
+FIRST_SEED = (int(os.environ["SWK_FUZZ_SEED"]) if os.environ.get("SWK_FUZZ_SEED")
+              else S.seed_for("fuzz-readers") % 1_000_000)
 CASE_SECONDS = float(os.environ.get("SWK_FUZZ_CASE_SECONDS", "10"))
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
@@ -112,17 +121,21 @@ def mutate(rng, data, hot=()):
     return bytes(buf)
 
 
-def run_fuzz(name, data, hot, exercise, budget=None):
-    """Mutate ``data`` and call exercise(mutated) until the time budget is spent.
-    Returns (cases, ok, swk_errors, {crash site: (seed, exception text)})."""
-    budget = FUZZ_SECONDS if budget is None else budget
-    end = time.monotonic() + budget
+def run_fuzz(name, data, hot, exercise, share=1.0):
+    """Mutate ``data`` and call exercise(mutated): CASES[name] * SWK_FUZZ_SCALE cases, or with
+    SWK_FUZZ_SECONDS until share * that budget is spent.  Case n uses
+    random.Random(f"{name}-{FIRST_SEED + n}").
+    Returns (cases, {crash site: (seed, exception text)})."""
+    budget = None if FUZZ_SECONDS is None else FUZZ_SECONDS * share
+    count = max(1, round(CASES[name] * SCALE))
+    start = time.monotonic()
+    end = None if budget is None else start + budget
     seed = FIRST_SEED
     cases = ok = swk = 0
     crashes = {}
     old = signal.signal(signal.SIGALRM, _alarm)
     try:
-        while time.monotonic() < end:
+        while (cases < count) if end is None else (time.monotonic() < end):
             rng = random.Random(f"{name}-{seed}")
             mutated = mutate(rng, data, hot)
             cases += 1
@@ -142,7 +155,7 @@ def run_fuzz(name, data, hot, exercise, budget=None):
             seed += 1
     finally:
         signal.signal(signal.SIGALRM, old)
-    REPORT[name] = (cases, ok, swk, len(crashes), budget)
+    REPORT[name] = (cases, ok, swk, len(crashes), time.monotonic() - start)
     return cases, crashes
 
 
@@ -160,17 +173,16 @@ def report_crashes(name, crashes):
 def print_report():
     yield
     if REPORT:
-        print("\nswk fuzz report (target: cases ok swk-errors crash-sites seconds)")
+        print(f"\nswk fuzz report, first seed {FIRST_SEED} (target: cases ok swk-errors crash-sites seconds)")
         for name, (cases, ok, swk, n, secs) in REPORT.items():
-            print(f"  {name}: {cases} {ok} {swk} {n} {secs:.0f}")
+            print(f"  {name}: {cases} {ok} {swk} {n} {secs:.1f}")
 
 
 # --- inputs ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
+    S.need_tool("gcc")
     d = tmp_path_factory.mktemp("fuzzprog")
     (d / "prog.c").write_text(PROG_C)
     exe = d / "prog"
@@ -181,13 +193,13 @@ def prog(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def core(prog):
-    if shutil.which("gdb") is None:
-        pytest.skip("gdb not installed")
+    S.need_tool("gdb")
     out = prog.parent / "prog.core"
-    subprocess.run(["gdb", "-nx", "-batch", "-ex", "break f", "-ex", "run", "-ex", f"gcore {out}", str(prog)],
-                   capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    res = subprocess.run(["gdb", "-nx", "-batch", "-ex", "break f", "-ex", "run", "-ex", f"gcore {out}",
+                          str(prog)], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     if not out.exists():
-        pytest.skip("gdb could not make a core")
+        pytest.fail(f"gdb could not make a core of the test program:\n{res.stdout[-2000:]}{res.stderr[-2000:]}",
+                    pytrace=False)
     return out
 
 
@@ -289,15 +301,13 @@ def test_fuzz_elf_module_symbols_lines_cfi_locals(prog):
 
 @pytest.fixture(scope="module")
 def libc_cfi():
-    if not os.path.exists(LIBC):
-        pytest.skip(f"{LIBC} not found")
+    S.need_path(LIBC, "libc6", "x86-64 glibc")
     from swk_plugin.elf.module import ElfModule
     from swk_plugin.elf.symbols import SymbolTable
     m = ElfModule(LIBC)
     eh, hdr = m.section(".eh_frame"), m.section(".eh_frame_hdr")
-    if eh is None:
-        pytest.skip("libc has no .eh_frame")
-    rng = random.Random(1)
+    assert eh is not None, f"{LIBC} has no .eh_frame"
+    rng = S.rng_for("fuzz-readers-libc-addresses")
     funcs = [s.value for s in SymbolTable.from_module(m) if s.kind == "func" and s.value]
     addrs = sorted(rng.sample(funcs, min(40, len(funcs))))
     return eh, hdr, addrs
@@ -330,13 +340,15 @@ def test_fuzz_libc_eh_frame(libc_cfi):
         exercise_cfi(d + eh_data[len(head):], eh.addr, hdr_data, hdr.addr if hdr else None, addrs)
         exercise_cfi(d + eh_data[len(head):], eh.addr, None, None, addrs)   # no header: the linear index
 
-    cases, crashes = run_fuzz("libc-eh_frame", head, [(0, len(head))], ex_eh, FUZZ_SECONDS / 2)
+    cases, crashes = run_fuzz("libc-eh_frame", head, [(0, len(head))], ex_eh, 0.5)
+    assert cases > 0
     assert not crashes, report_crashes("libc-eh_frame", crashes)
-    if hdr is not None:
-        cases, crashes = run_fuzz("libc-eh_frame_hdr", hdr_data[:4096], [(0, 64)],
-                                  lambda d: exercise_cfi(eh_data, eh.addr, d + hdr_data[4096:], hdr.addr, addrs),
-                                  FUZZ_SECONDS / 2)
-        assert not crashes, report_crashes("libc-eh_frame_hdr", crashes)
+    assert hdr is not None, "libc has no .eh_frame_hdr"
+    cases, crashes = run_fuzz("libc-eh_frame_hdr", hdr_data[:4096], [(0, 64)],
+                              lambda d: exercise_cfi(eh_data, eh.addr, d + hdr_data[4096:], hdr.addr, addrs),
+                              0.5)
+    assert cases > 0
+    assert not crashes, report_crashes("libc-eh_frame_hdr", crashes)
 
 
 def test_fuzz_debug_frame(prog):
@@ -347,11 +359,12 @@ def test_fuzz_debug_frame(prog):
     m, addrs = elf_probe_addrs(exe)
     dbg = m.section(".debug_frame")
     if dbg is None:
-        pytest.skip("gcc emitted no .debug_frame")
+        S.toolchain_quirk("gcc -fno-asynchronous-unwind-tables -g emitted no .debug_frame")
     exercise_cfi(dbg.data, 0, None, None, addrs, as_debug_frame=True)
     cases, crashes = run_fuzz("debug_frame", dbg.data, [(0, dbg.size)],
                               lambda d: exercise_cfi(d, 0, None, None, addrs, as_debug_frame=True),
-                              FUZZ_SECONDS / 2)
+                              0.5)
+    assert cases > 0
     assert not crashes, report_crashes("debug_frame", crashes)
 
 

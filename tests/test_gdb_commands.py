@@ -5,9 +5,12 @@ import re
 
 import pytest
 
+import swk_suite as S
 import swk_testlib as T
 
 pytestmark = [pytest.mark.swk]
+
+S.need_tool(T.GDB, "gdb")
 
 BEGIN, END = "SWK-TEST-BEGIN", "SWK-TEST-END"
 

@@ -5,9 +5,12 @@ import re
 import pytest
 
 import hard_cases as H
+import swk_suite as S
 import swk_testlib as T
 
 pytestmark = [pytest.mark.swk, pytest.mark.corpus]
+
+S.need_tool(T.GDB, "gdb")
 
 CORPUS = T.Corpus()
 HARD = H.HardCorpus()

@@ -35,24 +35,17 @@ below a signal frame) as in gdb's walk of the twin.
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
 import hard_cases as H
+import swk_suite as S
 import swk_testlib as T
 from hard_cases import HARD_CASES, HardCase
 
 pytestmark = [pytest.mark.corpus]
 
-if shutil.which(T.GDB) is None:  # pragma: no cover
-    pytest.skip("gdb not installed", allow_module_level=True)
-
-
-@pytest.fixture(scope="session")
-def hard():
-    """hard_cases.HardCorpus: cached builds, cores and gdb walks of the hard cases and twins."""
-    return H.HardCorpus()
+S.need_tool(T.GDB, "gdb")
 
 
 def _params(modes):

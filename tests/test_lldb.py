@@ -9,36 +9,37 @@ stopped on a crash) with the gdb stop commands translated to LLDB's:
   test_lldb[CASE-live]   the program run under LLDB to its stop point
   test_lldb[CASE-core]   gdb's core of it, loaded with `target create PROG --core CORE`
 
-Each checks, per thread:
-  * swk-bt -all -json: the known chain and the JSON contract; on cores, frame
-    for frame the same pcs and sps as gdb's own walk of the same core (corpus
-    cases), or the hard-frame checks of tests/test_hard_frames.py (trusts,
-    stop reason, and the true pcs and frame sizes from the twin);
+Each checks, per thread, against oracles swk did not compute:
+  * swk-bt -all -json: frame 0's pc is the rip LLDB reads for that thread in the
+    same session (PC0_COMMANDS); the known chain and the JSON contract; on cores,
+    frame for frame the same pcs and sps as gdb's own walk of the same core
+    (corpus cases); live, the pcs of gdb's own walk of the same program stopped
+    in gdb (ASLR off in both; a frame a signal interrupted aside); or the
+    hard-frame checks of tests/test_hard_frames.py (trusts, stop reason, and the
+    true pcs and frame sizes from the twin);
   * LLDB 22+: LLDB's own `bt all` gives the known chain too (names as LLDB
     prints them, glibc aliases accepted; LLDB's inlined and tail-call frames
-    left out) with exactly swk's pcs.
+    left out) and the same oracle's pcs (oracle_pcs): never swk-bt's output.
 Then bad input: one clear line, never a traceback.
 
-LLDB is found as $SWK_LLDB, else lldb, else the newest lldb-N on PATH; the
-module is skipped when there is none (or its Python module is missing).  The
-LLDB runs go two at a time (the machines have 2 cores), started for every
+LLDB is swk_suite.lldb(): $SWK_LLDB, else the first of lldb-22, lldb-16 (other
+lldb-N, newest first), lldb whose Python module works (pytest's header names it);
+the module is skipped when there is none, saying which were tried (under CI: a
+failure).  The LLDB runs go two at a time (the machines have 2 cores), started for every
 selected test when the first one needs its result.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import hard_cases as H
+import swk_suite as S
 import swk_testlib as T
 from hard_cases import HARD_CASES, HardCase
 from swk_testlib import CASES, SIGTRAMP, Case
@@ -46,45 +47,25 @@ from swk_testlib import CASES, SIGTRAMP, Case
 LLDB_INIT = T.REPO / "lldb_init.py"
 BEGIN, END = "SWK-LLDB-BEGIN", "SWK-LLDB-END"
 BT_BEGIN = "SWK-LLDB-BT-BEGIN"
+PC0_BEGIN, PC0_TAG = "SWK-LLDB-PC0-BEGIN", "SWK-PC0"
+
+#: LLDB's own frame-0 pc of every thread, read from its register context (the oracle of
+#: swk's frame 0): "SWK-PC0 <index id> <tid> <rip>" per thread.
+PC0_COMMANDS = [f"script print('{PC0_BEGIN}')",
+                f"script for t in lldb.process: print('{PC0_TAG}', t.GetIndexID(), t.GetThreadID(), "
+                "t.GetFrameAtIndex(0).FindRegister('rip').GetValueAsUnsigned())",
+                f"script print('{END}')"]
 
 
-def find_lldb() -> str | None:
-    want = os.environ.get("SWK_LLDB")
-    if want:
-        return shutil.which(want)
-    found = shutil.which("lldb")
-    if found:
-        return found
-    for n in range(40, 9, -1):
-        found = shutil.which(f"lldb-{n}")
-        if found:
-            return found
-    return None
+_CHOICE = S.lldb()
+if _CHOICE.path is None:
+    pytest.skip(_CHOICE.problem, allow_module_level=True)
+LLDB = _CHOICE.path
 
 
-LLDB = find_lldb()
-
-
-@functools.lru_cache(maxsize=None)
 def lldb_version() -> tuple[int, ...]:
-    out = subprocess.run([LLDB, "--version"], capture_output=True, text=True, timeout=60).stdout
-    m = re.search(r"version (\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
+    return _CHOICE.version
 
-
-def _lldb_python_problem() -> str | None:
-    p = subprocess.run([LLDB, "-b", "-x", "-o", "script import lldb; print('SWK-PY-' + 'OK')"],
-                       capture_output=True, text=True, timeout=120)
-    if "SWK-PY-OK" not in p.stdout:
-        return f"{LLDB} has no working Python/lldb module: {(p.stdout + p.stderr).strip()[-300:]}"
-    return None
-
-
-if LLDB is None:  # pragma: no cover
-    pytest.skip("no lldb installed (apt-get install lldb-22 python3-lldb-22)", allow_module_level=True)
-_problem = _lldb_python_problem()
-if _problem:  # pragma: no cover
-    pytest.skip(_problem, allow_module_level=True)
 
 #: Whether this LLDB has scripted frame providers (swk then fixes LLDB's own bt).
 PROVIDERS = lldb_version() >= (22,)
@@ -248,6 +229,18 @@ def parse_bt_all(lines: list[str]) -> dict[int, list[dict]]:
     return threads
 
 
+def parse_pc0(output: str) -> dict[int, tuple[int, int]]:
+    """{LLDB thread index: (tid, frame 0's rip as LLDB reads it)} from PC0_COMMANDS' output."""
+    res = {}
+    for ln in between(output, PC0_BEGIN):
+        parts = ln.split()
+        if len(parts) == 4 and parts[0] == PC0_TAG:
+            res[int(parts[1])] = (int(parts[2]), int(parts[3]))
+    if not res:
+        raise T.OutputError(f"LLDB printed no frame-0 registers:\n{output[-3000:]}")
+    return res
+
+
 def lldb_real(frames: list[dict]) -> list[dict]:
     """LLDB's real frames: its inlined and tail-call frames left out (a frame of swk's,
     [synthetic], LLDB marks [inlined] when its pc starts an inlined call: it is real)."""
@@ -286,9 +279,9 @@ LLDB_BT_CRASHES = {
 class LldbRuns:
     """Builds (through the gdb corpora's caches), cores, and the LLDB runs themselves."""
 
-    def __init__(self):
-        self.corpus = T.Corpus()
-        self.hard = H.HardCorpus()
+    def __init__(self, corpus: T.Corpus, hard: H.HardCorpus):
+        self.corpus = corpus     # the session's: gdb's walks made for other test files are reused
+        self.hard = hard
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
         self.futures: dict[tuple[str, str], concurrent.futures.Future] = {}
 
@@ -307,7 +300,7 @@ class LldbRuns:
     def commands(self, key: str, mode: str) -> list[str]:
         case, hc = BY_ID[key]
         exe = self.exe(case, hc)
-        after = marked(["swk-bt -all -json"])
+        after = [*PC0_COMMANDS, *marked(["swk-bt -all -json"])]
         if PROVIDERS and key not in LLDB_BT_CRASHES:
             after += [f"script print('{BT_BEGIN}')", "bt all", f"script print('{END}')"]
         if mode == "live":
@@ -330,14 +323,15 @@ class LldbRuns:
 
 
 @pytest.fixture(scope="module")
-def runs(request):
-    r = LldbRuns()
+def runs(request, corpus, hard):
+    r = LldbRuns(corpus, hard)
     wanted = []
     for item in request.session.items:
         cs = getattr(item, "callspec", None)
         if item.module is request.module and cs is not None and "key" in cs.params:
             wanted.append((cs.params["key"], cs.params["mode"]))
-    if any(m == "core" for _k, m in wanted) and shutil.which(T.GDB) is not None:
+    S.need_tool(T.GDB, "gdb")      # the cores and the oracle walks come from gdb
+    if any(m == "core" for _k, m in wanted):
         for key, mode in wanted:   # cores come from gdb: make them first, one at a time
             if mode == "core":
                 case, hc = BY_ID[key]
@@ -412,16 +406,40 @@ def _twin(runs: LldbRuns, hc: HardCase):
             {n: [f.sp for f in T.real_frames(tf)] for n, tf in native.items()})
 
 
-def swk_errors(runs: LldbRuns, key: str, mode: str, swk_threads: list[dict]) -> list[str]:
+def frame0_errors(swk_threads: list[dict], pc0: dict[int, tuple[int, int]]) -> list[str]:
+    """swk's frame 0 of every thread against LLDB's own register (rip of LLDB's frame 0)."""
+    errs = []
+    if sorted(pc0) != sorted(t.get("thread") for t in swk_threads):
+        errs.append(f"threads: swk {sorted(t.get('thread') for t in swk_threads)} != LLDB's {sorted(pc0)}")
+    for t in swk_threads:
+        num, frames = t.get("thread"), t.get("frames") or []
+        if num not in pc0 or not frames:
+            continue
+        tid, pc = pc0[num]
+        if t.get("tid") != tid:
+            errs.append(f"thread {num}: tid {t.get('tid')} != LLDB's {tid}")
+        if frames[0].get("pc") != pc:
+            errs.append(f"thread {num}: frame 0 pc {H.hexs(frames[0].get('pc'))} != LLDB's rip {H.hexs(pc)}")
+    return errs
+
+
+def swk_errors(runs: LldbRuns, key: str, mode: str, swk_threads: list[dict],
+               pc0: dict[int, tuple[int, int]]) -> list[str]:
     case, hc = BY_ID[key]
-    errs = _contract_errors(swk_threads)
-    if mode == "core" and shutil.which(T.GDB) is not None:
+    errs = _contract_errors(swk_threads) + frame0_errors(swk_threads, pc0)
+    if mode == "core":
         native = runs.native_core(case, hc)
         mapped = T.thread_by_key(swk_threads, native, by_tid=True)
         if hc is None:
             errs += T.compare_swk_to_gdb(native, swk_threads, by_tid=True, check_sp=True)
     else:
         mapped = _by_thread(swk_threads)
+        if hc is None:
+            # the same program stopped in GDB (ASLR off in both): the same pcs, frame for
+            # frame, except in a frame a signal interrupted at a moment of its own
+            errs += oracle_pc_errors("swk-bt", {n: T.real_frames(t.get("frames") or [])
+                                                for n, t in mapped.items()},
+                                     oracle_pcs(runs, key, mode, pc0), case)
     if set(mapped) != set(case.expected):
         errs.append(f"threads: swk {sorted(mapped)} != expected {sorted(case.expected)}")
     if hc is None:
@@ -432,10 +450,11 @@ def swk_errors(runs: LldbRuns, key: str, mode: str, swk_threads: list[dict]) -> 
     for num in sorted(set(mapped) & set(case.expected)):
         frames = T.real_frames(mapped[num].get("frames") or [])
         true_pcs = pcs.get(num) if pcs else None
-        if true_pcs and mode == "live" and frames:
+        if true_pcs and mode == "live" and num in pc0:
             # LLDB puts a breakpoint on a function without line information at its first
-            # instruction, gdb after the prologue: frame 0 is where LLDB stopped
-            true_pcs = [frames[0].get("pc"), *true_pcs[1:]]
+            # instruction, gdb after the prologue: frame 0 is where LLDB stopped, as LLDB
+            # reads it from the thread's registers
+            true_pcs = [pc0[num][1], *true_pcs[1:]]
         errs += H.swk_thread_errors(frames, mapped[num].get("stop_reason"), case.expected[num],
                                     f"thread {num}", true_pcs, sps.get(num) if sps else None)
     if hc.extra_check is not None:
@@ -443,25 +462,72 @@ def swk_errors(runs: LldbRuns, key: str, mode: str, swk_threads: list[dict]) -> 
     return errs
 
 
-def bt_errors(key: str, bt: dict[int, list[dict]], swk_threads: list[dict]) -> list[str]:
-    """LLDB's own `bt all` against the known chain (glibc aliases accepted) and swk's pcs
-    (a frame of swk's may show the return address minus one: see provider._shown_pc)."""
-    case, _hc = BY_ID[key]
+def oracle_pcs(runs: LldbRuns, key: str, mode: str,
+               pc0: dict[int, tuple[int, int]]) -> dict[int, list[int | None]] | None:
+    """The true pcs of every thread (by LLDB thread index), from nothing swk computed:
+    frame 0 is LLDB's own register; the callers are gdb's own walk of the same core (core
+    mode) or of the same program stopped in gdb (live mode; ASLR is off in both), and for a
+    hard case gdb's walk of its twin (the same code with CFI).  None where there is no
+    such oracle (a hard case whose twin's code differs: its known chain is the oracle)."""
+    case, hc = BY_ID[key]
+    if hc is not None:
+        if not hc.twin_same_code:
+            return None
+        native = runs.hard.native_live(hc.twin)
+        by_index = {n: native[n] for n in pc0 if n in native}
+    elif mode == "core":
+        native = runs.native_core(case, hc)
+        by_tid = {tf.tid: tf for tf in native.values()}
+        by_index = {n: by_tid[tid] for n, (tid, _pc) in pc0.items() if tid in by_tid}
+    else:
+        native = runs.corpus.native_live(case)
+        by_index = {n: native[n] for n in pc0 if n in native}
+    return {n: [pc0[n][1], *T.pcs(tf)[1:]] for n, tf in by_index.items()}
+
+
+def oracle_pc_errors(what: str, frames: dict[int, list[dict]], oracle: dict[int, list] | None,
+                     case: Case, same_process: bool = False, shown_minus_one: bool = False) -> list[str]:
+    """Real frames (dicts with "pc"; LLDB's [synthetic] ones may show the return address
+    minus one when ``shown_minus_one``) against the oracle's pcs, thread by thread.  Unless
+    the oracle walked the very same process (gdb's walk of the same core), the frame a
+    signal interrupted is not compared: the signal came at a moment of its own in each run."""
+    if oracle is None:
+        return []
+    errs = []
+    for num in sorted(set(frames) & set(oracle)):
+        real, want = frames[num], oracle[num]
+        expected = case.expected.get(num, [])
+        bad = []
+        for i, (f, w) in enumerate(zip(real, want)):
+            interrupted = not same_process and 0 < i <= len(expected) and expected[i - 1] == SIGTRAMP
+            ok = f.get("pc") == w or (shown_minus_one and f.get("synthetic") and f.get("pc") == (w or 0) - 1)
+            if not ok and not interrupted:
+                bad.append(f"#{i} {H.hexs(f.get('pc'))} != {H.hexs(w)}")
+        if bad or len(real) != len(want):
+            errs.append(f"{what} thread {num}: pcs differ from the oracle's ({len(real)} vs {len(want)} "
+                        "frames): " + ", ".join(bad[:8]))
+    missing = sorted(set(frames) - set(oracle))
+    if missing:
+        errs.append(f"{what}: no oracle walk of thread(s) {missing}")
+    return errs
+
+
+def bt_errors(runs: LldbRuns, key: str, mode: str, bt: dict[int, list[dict]],
+              pc0: dict[int, tuple[int, int]]) -> list[str]:
+    """LLDB's own `bt all` (with swk's frame provider) against the known chain (glibc
+    aliases accepted) and the true pcs of oracle_pcs (a frame of swk's may show the
+    return address minus one: see provider._shown_pc)."""
+    case, hc = BY_ID[key]
     errs = []
     if set(bt) != set(case.expected):
         errs.append(f"bt all: threads {sorted(bt)} != expected {sorted(case.expected)}")
-    by_num = {t.get("thread"): t for t in swk_threads}
     for num in sorted(set(bt) & set(case.expected)):
         m = T.chain_mismatch(lldb_chain(bt[num]), case.expected[num], lldb_same_name)
         if m:
             errs.append(f"bt all thread {num}: chain is not the known one: {m}")
-        real = lldb_real(bt[num])
-        want = [f.get("pc") for f in T.real_frames((by_num.get(num) or {}).get("frames") or [])]
-        bad = [f"#{i} {H.hexs(f['pc'])} != swk {H.hexs(w)}" for i, (f, w) in enumerate(zip(real, want))
-               if not (f["pc"] == w or (f["synthetic"] and f["pc"] == w - 1))]
-        if bad or len(real) != len(want):
-            errs.append(f"bt all thread {num}: pcs differ from swk-bt's ({len(real)} vs {len(want)} frames): "
-                        + ", ".join(bad[:8]))
+    errs += oracle_pc_errors("bt all", {n: lldb_real(fr) for n, fr in bt.items()},
+                             oracle_pcs(runs, key, mode, pc0), case, same_process=mode == "core" and hc is None,
+                             shown_minus_one=True)
     return errs
 
 
@@ -472,22 +538,21 @@ def _bt_summary(bt: dict[int, list[dict]]) -> str:
 @pytest.mark.parametrize("key,mode", _params())
 def test_lldb(runs, key: str, mode: str):
     case, hc = BY_ID[key]
-    if mode == "core" and shutil.which(T.GDB) is None:
-        pytest.skip("the cores are made by gdb, which is not installed")
     out = runs.output(key, mode)
     try:
         swk = T.parse_swk_json("\n".join(between(out)))
-    except T.OutputError:
-        _fail([f"{key} ({mode}): swk-bt printed no JSON"], out)
+        pc0 = parse_pc0(out)
+    except T.OutputError as e:
+        _fail([f"{key} ({mode}): {str(e).splitlines()[0]}"], out)
     errs = []
     try:
-        errs += swk_errors(runs, key, mode, swk)
+        errs += swk_errors(runs, key, mode, swk, pc0)
     except T.OutputError as e:
         errs.append(str(e))
     context = "known chain:\n" + H.expected_summary(case) + "\n--- swk ---\n" + H.swk_summary(swk)
     if PROVIDERS and key not in LLDB_BT_CRASHES:
         bt = parse_bt_all(between(out, BT_BEGIN))
-        errs += bt_errors(key, bt, swk)
+        errs += bt_errors(runs, key, mode, bt, pc0)
         context += "\n--- LLDB's bt all ---\n" + _bt_summary(bt)
     if "swk: the frame provider failed" in out or "Traceback" in out:
         errs.append("swk reported an internal failure")
@@ -582,25 +647,51 @@ def test_text_and_compare(chain_exe):
     assert re.search(r"^Thread 1 \(LWP \d+\):$", text, re.M), text
 
 
-@pytest.mark.skipif(not PROVIDERS, reason="this LLDB has no frame providers")
-def test_provider_failure_reported_once(chain_exe):
-    """A provider that raises: LLDB's own frames, one line saying so, the details in the log."""
-    boom = "script swk_lldb.provider.SwkFrameProvider._place_next = lambda self: 1 / 0"
+NO_PROVIDER_NOTE = "has no frame providers"
+
+
+def test_frame_provider_failure(chain_exe):
+    """LLDB 22: a provider that raises gives LLDB's own frames, one line saying so, the details
+    in the log.  LLDB 16 has no providers: importing says so in one line, `bt` is LLDB's own,
+    and nothing reports a provider."""
+    boom = ("script swk_lldb.provider.SwkFrameProvider._place_next = lambda self: 1 / 0" if PROVIDERS
+            else "script print('no provider to break')")
     lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
                         [boom, "bt", "thread backtrace"])
     assert "Traceback" not in out, out
     said = [ln for ln in lines if "swk: the frame provider failed" in ln]
-    assert len(said) == 1 and "ZeroDivisionError" in said[0], out
+    note = [ln for ln in out.splitlines() if NO_PROVIDER_NOTE in ln]
+    if PROVIDERS:
+        assert len(said) == 1 and "ZeroDivisionError" in said[0], out
+        assert note == [], out
+    else:
+        assert said == [], out
+        assert len(note) == 1 and note[0].startswith("swk: LLDB 16"), out
     frames = [ln for ln in lines if _FRAME.match(ln)]
     assert len(frames) == 2 * 8, out   # both backtraces whole: LLDB's own frames
 
 
-@pytest.mark.skipif(PROVIDERS, reason="this LLDB has frame providers")
-def test_no_provider_note():
-    """Older LLDBs: importing says once, in one line, that LLDB's own bt stays LLDB's."""
-    out = run_lldb(lldb_argv([], [], ["script print('after')"]), timeout=120)
-    said = [ln for ln in out.splitlines() if "has no frame providers" in ln]
-    assert len(said) == 1 and "Traceback" not in out, out
+def test_frame_provider_state():
+    """swk-settings says whether swk's frame provider is behind LLDB's bt: on LLDB 22 it is
+    on and can be switched off and on; on LLDB 16 it is unavailable, importing said so once,
+    and asking for it is one clear error line."""
+    out = run_lldb(lldb_argv([], [], marked(["swk-settings"])), timeout=120)
+    shown = [ln for ln in between(out, open_end=True) if ln.startswith("provider:")]
+    note = [ln for ln in out.splitlines() if NO_PROVIDER_NOTE in ln and not ln.startswith("provider:")]
+    assert "Traceback" not in out, out
+    assert len(shown) == 1, out
+    if PROVIDERS:
+        assert shown[0].startswith("provider: on ("), out
+        assert note == [], out
+        lines, out = _lines([], [], ["swk-settings provider off", "swk-settings provider on"])
+        states = [ln.split()[1] for ln in lines if ln.startswith("provider:")]
+        assert states == ["off", "on"], out
+    else:
+        assert shown[0].startswith("provider: unavailable (this LLDB has no frame providers"), out
+        assert len(note) == 1, out
+        lines, out = _lines([], [], ["swk-settings provider on"])
+        _one_clear_line(lines, out)
+        assert lines[0].startswith("error: swk-settings: this LLDB has no frame providers"), lines
 
 
 def test_settings():

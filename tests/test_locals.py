@@ -24,18 +24,17 @@ For every case of locals_cases.LOCALS_CASES (locals_c.c / locals_cxx.cpp at
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
 import locals_cases as LC
+import swk_suite as S
 import swk_testlib as T
 from locals_cases import LOCALS_CASES, LocalsCase
 
 pytestmark = [pytest.mark.corpus]
 
-if shutil.which(T.GDB) is None:  # pragma: no cover
-    pytest.skip("gdb not installed", allow_module_level=True)
+S.need_tool(T.GDB, "gdb")
 
 
 @pytest.fixture(scope="session")
@@ -460,7 +459,8 @@ def test_api_eoutofscope(lc, case: LocalsCase):
     if "exception" in oos:
         _fail([f"out-of-scope probe raised {oos['exception']}"])
     if not oos["gdb_has_block"]:
-        pytest.skip(f"{case.id}: the compiler left no block with 'after' at its line")
+        S.toolchain_quirk(f"{case.id}: the compiler left no block with 'after' at its line, so there "
+                          "is no out-of-scope variable to ask for")
     if "code" not in oos:
         _fail([f"frame_variables(function, {oos['addr']:#x}) did not list 'after': {oos['found']}"])
     assert oos["code"] == LC.CODES["EOUTOFSCOPE"], oos

@@ -23,11 +23,12 @@ names, GDB's block-symbol hashing and the ordering of scopes/variables.
 import json
 import types
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+import swk_suite as suite
 
 from swk_plugin.locals import format_value, format_float, type_name, VarValue, Type, Field
 from swk_plugin.locals import scopes as S
@@ -35,9 +36,7 @@ from swk_plugin.locals import format as F
 
 REPO = Path(__file__).resolve().parents[1]
 GDB = os.environ.get("SWK_GDB", "gdb")
-HAVE_GDB = shutil.which(GDB) is not None
-HAVE_CC = shutil.which("gcc") is not None and shutil.which("g++") is not None
-need_tools = pytest.mark.skipif(not (HAVE_GDB and HAVE_CC), reason="gdb/gcc/g++ not installed")
+need_tools = suite.mark_needs(GDB, "gcc", "g++")
 
 # --------------------------------------------------------------------------------------
 # programs
@@ -985,8 +984,7 @@ def test_debug_loc_dwarf4_base_selection():
 def test_self_referencing_const_struct(tmp_path):
     """A struct qualified (const node *) while its own members are being read still prints
     whole when a variable has the qualified type."""
-    if not HAVE_CC:
-        pytest.skip("gcc not installed")
+    suite.need_tool("gcc")
     from swk_plugin.elf.module import ElfModule
     from swk_plugin.locals import function_at, scopes_at, frame_variables, read_variable
     src = r"""

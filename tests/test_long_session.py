@@ -1,5 +1,4 @@
-"""Issue 8, robustness: a long GDB session with swk keeps its memory bounded and its
-walks as fast at the end as at the start.
+"""Issue 8, robustness: a long GDB session with swk keeps its memory and caches bounded.
 
 One gdb runs robust_longrun (tests/corpus/robust_longrun.c: main, then 1 to 13
 frames of a library without CFI or frame pointer, then leaf and stop_here, a
@@ -18,17 +17,17 @@ ways, in turn:
 Every 8th walk is `swk-bt -full` (the locals engine), every 16th walk is followed
 by GDB's own `bt` through swk's unwinder.  Measured: the gdb process's RSS
 (VmRSS) and Python's allocated blocks (after a full gc) at walks 1, 100, 250,
-500, 750 and 1000, and the time of every walk.  Asserted, with margins wide
-enough for a loaded 2-core machine (this is a bound on growth, not a speed
-goal: those are in benchmarks/):
+500, 750 and 1000, and the time of every walk.  Asserted (bounds on growth):
 
   * RSS grows less than 20 MiB and Python's allocated blocks by less than 50,000
     from walk 100 (after warm-up) to walk 1000;
-  * the median time of the late walks (800-999) of each kind is at most twice the
-    median of the early ones (50-249) plus 2 ms;
   * every walk printed frames, and swk's caches (the stop's, the library list's and
     each module's: swk_plugin/cache.py) are bounded at the end (numbers printed with
     -s and kept in docs/robustness.md).
+
+Whether the late walks are as fast as the early ones is measured, not asserted
+(a busy machine makes any time bound flaky): benchmarks/bounds.py runs this same
+session and prints the median time of each kind of walk, early and late.
 """
 from __future__ import annotations
 
@@ -110,18 +109,40 @@ def swk_long_session(n, path):
 '''
 
 
-def test_a_thousand_walks_in_one_session(tmp_path):
-    R.need_gdb()
+def long_session(tmp_path, walks: int = WALKS) -> dict:
+    """Run the session (one gdb, ``walks`` swk-bt); its record: times, marks, caches, bad."""
     exe = R.longrun_exe()
     script = tmp_path / "loop.py"
     script.write_text(LOOP)
     result = tmp_path / "long.json"
     out = T.run_gdb(exe, ["break stop_here", "run 1000000", f"source {script}",
-                          f"python swk_long_session({WALKS}, {str(result)!r})", "kill"],
-                    swk=True, timeout=300)
+                          f"python swk_long_session({walks}, {str(result)!r})", "kill"],
+                    swk=True, timeout=600)
     assert "SWK-LONG-DONE" in out and "Traceback" not in out, out[-4000:]
-    res = json.loads(result.read_text())
+    return json.loads(result.read_text())
+
+
+NAMES = {0: "after continue", 1: "after flush register-cache", 2: "after target-changed", 3: "same stop"}
+
+
+def walk_medians(times: list[float]) -> dict[str, tuple[float, float]]:
+    """{kind of walk: (median of walks 50-249, median of walks 800-999)} in seconds."""
+    res = {}
+    for kind in range(4):
+        def med(lo, hi):
+            return statistics.median(t for i, t in enumerate(times[lo:hi], lo)
+                                     if i % 4 == kind and i % 8 != 6)
+        res[f"swk-bt {NAMES[kind]}"] = (med(50, 250), med(800, WALKS))
+    res["swk-bt -full"] = (statistics.median(times[i] for i in range(50, 250) if i % 8 == 6),
+                           statistics.median(times[i] for i in range(800, WALKS) if i % 8 == 6))
+    return res
+
+
+def test_a_thousand_walks_in_one_session(tmp_path):
+    R.need_gdb()
+    res = long_session(tmp_path)
     times, marks, caches = res["times"], {int(k): v for k, v in res["marks"].items()}, res["caches"]
+    assert len(times) == WALKS
     problems = []
     if res["bad"]:
         problems.append(f"{len(res['bad'])} walks printed no full chain (first: walk {res['bad'][0] + 1})")
@@ -135,21 +156,6 @@ def test_a_thousand_walks_in_one_session(tmp_path):
 
     report = [f"RSS (KiB) / Python blocks at walk: " +
               ", ".join(f"{k}: {v[0]} / {v[1]}" for k, v in sorted(marks.items()))]
-    names = {0: "after continue", 1: "after flush register-cache", 2: "after target-changed", 3: "same stop"}
-    for kind in range(4):
-        def med(lo, hi):
-            return statistics.median(t for i, t in enumerate(times[lo:hi], lo)
-                                     if i % 4 == kind and i % 8 != 6)
-        early, late = med(50, 250), med(800, WALKS)
-        report.append(f"swk-bt {names[kind]}: median {early * 1e3:.2f} ms (walks 50-249), "
-                      f"{late * 1e3:.2f} ms (walks 800-999)")
-        if late > 2 * early + 0.002:
-            problems.append(f"walks {names[kind]} slowed down: {early * 1e3:.2f} ms -> {late * 1e3:.2f} ms")
-    full_early = statistics.median(times[i] for i in range(50, 250) if i % 8 == 6)
-    full_late = statistics.median(times[i] for i in range(800, WALKS) if i % 8 == 6)
-    report.append(f"swk-bt -full: median {full_early * 1e3:.2f} ms -> {full_late * 1e3:.2f} ms")
-    if full_late > 2 * full_early + 0.002:
-        problems.append(f"swk-bt -full slowed down: {full_early * 1e3:.2f} ms -> {full_late * 1e3:.2f} ms")
     report.append("caches at the end: " + json.dumps(caches, sort_keys=True))
 
     # every cache is bounded or lives for one stop: small at the end of a long session

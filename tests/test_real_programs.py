@@ -39,11 +39,12 @@ moments while it runs.  Assertions, per sample:
     unwinder, GDB's bt of that thread is swk's walk down to _start;
   * xz (running moments): at least two threads.
 
-Random moments are drawn from one seed: ``SWK_REAL_SEED`` (default: a new
-seed per run), printed at the top of the test output and in every failure, so
-a failing moment can be tried again (timing is never exactly reproducible, but
-the program and the delay are).  Each test prints its samples' summaries
-(-s or -rA shows them).
+Random moments, and the bytes xz and gzip compress, are drawn from the suite's
+one seed (``SWK_TEST_SEED``, fixed under CI; tests/swk_suite.py), printed at the
+start and end of the run and in every failure, so a failing moment can be tried
+again (timing is never exactly reproducible, but the program, its input and the
+delay are).  Each test prints its samples' summaries (-s or -rA shows them) and
+asserts that swk was compared with GDB's complete walk of at least one thread.
 
 Run the module as a script to take many samples by hand:
 
@@ -58,10 +59,10 @@ import json
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -70,14 +71,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import swk_suite as S  # noqa: E402
 import swk_testlib as T  # noqa: E402
 
 pytestmark = [pytest.mark.swk]
 
 DRIVERS = T.TESTS / "real_programs"
 SAMPLES = int(os.environ.get("SWK_REAL_SAMPLES", "3"))
-_seed_env = os.environ.get("SWK_REAL_SEED", "")
-SEED = int(_seed_env) if _seed_env else random.SystemRandom().randrange(1 << 32)
+SEED = S.SEED
 
 #: Functions where a walk may end: the start of the process (_start; the dynamic
 #: linker's _dl_start_user, the part of its _start that runs the libraries'
@@ -98,7 +99,9 @@ STARTUP_WINDOW = 0.03
 class Program:
     id: str
     argv: tuple[str, ...]
-    #: stdin: None (/dev/null) or "urandom"
+    #: the Debian package that installs it (scripts/setup.sh installs them all)
+    package: str = ""
+    #: stdin: None (/dev/null) or "random" (an endless stream of bytes drawn from the seed)
     stdin: str | None = None
     #: the random delay (seconds) is drawn uniformly from this range
     delay: tuple[float, float] = (0.2, 1.0)
@@ -196,19 +199,19 @@ def _xz_check(sample: "Sample") -> list[str]:
 def _programs() -> list[Program]:
     py = "/usr/bin/python3.11"
     return [
-        Program("python", (py, str(DRIVERS / "recurse.py")),
+        Program("python", (py, str(DRIVERS / "recurse.py")), "python3.11",
                 note="CPython 3.11: Python recursion 300 deep, every 3rd level through sorted(key=f)"),
-        Program("node", ("/usr/bin/node", "--stack-size=4000", str(DRIVERS / "recurse.js")),
+        Program("node", ("/usr/bin/node", "--stack-size=4000", str(DRIVERS / "recurse.js")), "nodejs",
                 delay=(1.0, 2.0), extra=_node_check,
                 note="Node/V8: JIT-compiled recursion (no symbols, no CFI)"),
-        Program("perl", ("/usr/bin/perl", str(DRIVERS / "recurse.pl")), note="Perl: a recursive sub"),
-        Program("tcl", ("/usr/bin/tclsh", str(DRIVERS / "recurse.tcl")), note="tclsh: a recursive proc"),
-        Program("sqlite", ("/usr/bin/sqlite3", ":memory:", f".read {DRIVERS / 'count.sql'}"),
+        Program("perl", ("/usr/bin/perl", str(DRIVERS / "recurse.pl")), "perl", note="Perl: a recursive sub"),
+        Program("tcl", ("/usr/bin/tclsh", str(DRIVERS / "recurse.tcl")), "tcl", note="tclsh: a recursive proc"),
+        Program("sqlite", ("/usr/bin/sqlite3", ":memory:", f".read {DRIVERS / 'count.sql'}"), "sqlite3",
                 note="sqlite3 CLI: a recursive CTE counting to 2e9"),
-        Program("xz", ("/usr/bin/xz", "-T2", "-1", "-c"), stdin="urandom", delay=(0.5, 1.5), extra=_xz_check,
-                note="xz -T2: multithreaded compression of /dev/urandom"),
-        Program("gzip", ("/usr/bin/gzip", "-c"), stdin="urandom", note="gzip: compressing /dev/urandom"),
-        Program("bash", ("/usr/bin/bash", str(DRIVERS / "recurse.sh")),
+        Program("xz", ("/usr/bin/xz", "-T2", "-1", "-c"), "xz-utils", stdin="random", delay=(0.5, 1.5),
+                extra=_xz_check, note="xz -T2: multithreaded compression of random bytes"),
+        Program("gzip", ("/usr/bin/gzip", "-c"), "gzip", stdin="random", note="gzip: compressing random bytes"),
+        Program("bash", ("/usr/bin/bash", str(DRIVERS / "recurse.sh")), "bash",
                 note="bash: shell-function recursion 150 deep"),
     ]
 
@@ -238,7 +241,7 @@ class Sample:
 
     @property
     def tag(self) -> str:
-        return (f"{self.program.id} sample {self.index} (SWK_REAL_SEED={SEED}, "
+        return (f"{self.program.id} sample {self.index} (SWK_TEST_SEED={SEED}, "
                 f"{'startup, ' if self.startup else ''}delay {self.delay:.3f} s, "
                 f"pid {self.pid})")
 
@@ -263,10 +266,18 @@ def gdb_attach_commands() -> list[str]:
             "python swk_native_dump(True)", f"echo {MARK_END}\\n"]
 
 
-def _stdin(kind: str | None):
-    if kind is None:
-        return subprocess.DEVNULL
-    return open({"urandom": "/dev/urandom"}[kind], "rb")
+def _feed(pipe, rng: random.Random) -> None:
+    """Write bytes drawn from rng to the program's stdin until it is gone."""
+    try:
+        while True:
+            pipe.write(rng.randbytes(1 << 16))
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -310,11 +321,14 @@ def take_sample(prog: Program, index: int, rng: random.Random, startup: bool = F
     startup: a moment in the program's first STARTUP_WINDOW seconds (the dynamic
     linker, libc's and the interpreter's initialisation); else in prog.delay."""
     delay = rng.uniform(0, STARTUP_WINDOW) if startup else rng.uniform(*prog.delay)
-    stdin = _stdin(prog.stdin)
-    proc = subprocess.Popen(list(prog.argv), stdin=stdin, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=DRIVERS)
-    if stdin is not subprocess.DEVNULL:
-        stdin.close()
+    data_rng = random.Random(rng.getrandbits(64))     # the program's input, when it reads one
+    proc = subprocess.Popen(list(prog.argv), stdin=subprocess.PIPE if prog.stdin else subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            cwd=DRIVERS)
+    feeder = None
+    if prog.stdin:
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, data_rng), daemon=True)
+        feeder.start()
     try:
         time.sleep(delay)
         if proc.poll() is not None:
@@ -330,6 +344,8 @@ def take_sample(prog: Program, index: int, rng: random.Random, startup: bool = F
         seconds = time.monotonic() - t0
     finally:
         _kill(proc)
+        if feeder is not None:
+            feeder.join(timeout=30)
     if "ptrace: Operation not permitted" in out:
         raise AttachRefused(f"gdb may not attach to a process here (ptrace_scope?):\n{out[-2000:]}")
     gdb_part = _section(out, MARK_GDB, MARK_SWK)
@@ -408,6 +424,11 @@ def swk_thread_errors(st: dict, tag: str, entry: int | None) -> list[str]:
     return errs[:12]
 
 
+def compared_with_gdb(s: Sample) -> list[int]:
+    """The threads of a sample where GDB's own walk is complete: swk's walk is compared with it."""
+    return [num for num in sorted(s.native) if num in s.swk and _gdb_complete(s.native[num], s.entry)]
+
+
 def sample_errors(s: Sample) -> list[str]:
     errs = []
     if s.entry is None:
@@ -416,16 +437,16 @@ def sample_errors(s: Sample) -> list[str]:
         errs.append(f"threads: swk {sorted(s.swk)} != gdb {sorted(s.native)}")
     for num in sorted(s.swk):
         errs += swk_thread_errors(s.swk[num], f"thread {num}", s.entry)
-    for num in sorted(s.native):
-        if num in s.swk and _gdb_complete(s.native[num], s.entry):
-            errs += T.compare_swk_to_gdb({num: s.native[num]}, [s.swk[num]], check_sp=True)
+    for num in compared_with_gdb(s):
+        errs += T.compare_swk_to_gdb({num: s.native[num]}, [s.swk[num]], check_sp=True)
     if s.program.extra is not None and not s.startup:
         errs += s.program.extra(s)
     return errs
 
 
 def summary(s: Sample) -> str:
-    lines = [f"{s.tag}: gdb session {s.seconds:.1f} s, {len(s.swk)} thread(s)"
+    lines = [f"{s.tag}: gdb session {s.seconds:.1f} s, {len(s.swk)} thread(s), "
+             f"{len(compared_with_gdb(s))} compared with GDB's complete walk"
              + (f"  [{s.program.note}]" if s.index == 0 and s.program.note else "")]
     for num in sorted(set(s.native) | set(s.swk)):
         st = s.swk.get(num, {})
@@ -460,43 +481,41 @@ def _detail(s: Sample) -> str:
 # the tests
 # --------------------------------------------------------------------------
 
-@pytest.fixture(scope="module", autouse=True)
-def _announce_seed(request):
-    """The seed on the terminal, even with -q and output captured."""
-    line = f"[real programs: SWK_REAL_SEED={SEED} SWK_REAL_SAMPLES={SAMPLES}]"
-    capman = request.config.pluginmanager.getplugin("capturemanager")
-    if capman is not None:
-        with capman.global_and_fixture_disabled():
-            sys.stdout.write("\n" + line + "\n")
-            sys.stdout.flush()
-    else:
-        print(line)
-    yield
-
-
-def _skip_unless_installed(prog: Program) -> None:
-    if shutil.which(T.GDB) is None:
-        pytest.skip("gdb not installed")
+def _need_installed(prog: Program) -> None:
+    S.need_tool(T.GDB, "gdb")
     if not os.access(prog.exe, os.X_OK):
-        pytest.skip(f"{prog.exe} not installed (scripts/setup.sh installs it)")
+        S.missing(f"{prog.exe} not found", S.install_hint(prog.package))
+
+
+def program_rng(prog: Program) -> random.Random:
+    """The moments and inputs of prog's samples: drawn from the suite's seed."""
+    return S.rng_for(f"real-programs-{prog.id}")
 
 
 @pytest.mark.parametrize("prog", [pytest.param(p, id=p.id) for p in PROGRAMS])
 def test_real_program(prog: Program, record_property):
-    _skip_unless_installed(prog)
-    rng = random.Random(f"{SEED}-{prog.id}")
+    _need_installed(prog)
+    rng = program_rng(prog)
     failures, summaries = [], []
+    compared = 0
     for i in range(SAMPLES + 1):
         try:
             s = take_sample(prog, i, rng, startup=i == 0)
         except AttachRefused as exc:
-            pytest.skip(str(exc).splitlines()[0])
+            S.missing(f"gdb may not attach to a running process ({str(exc).splitlines()[0]})",
+                      "run as root, or sysctl kernel.yama.ptrace_scope=0")
         summaries.append(summary(s))
+        compared += len(compared_with_gdb(s))
         errs = sample_errors(s)
         if errs:
             failures.append(f"{s.tag}:\n  " + "\n  ".join(errs) + "\n" + _detail(s))
+    summaries.append(f"{prog.id}: {compared} thread walk(s) of swk compared with GDB's complete walk "
+                     f"over {SAMPLES + 1} samples (SWK_TEST_SEED={SEED})")
     record_property("samples", "\n".join(summaries))
     print("\n" + "\n".join(summaries))
+    if compared == 0:
+        failures.append(f"{prog.id}: no thread of any sample had a complete GDB walk: swk was compared "
+                        f"with nothing (SWK_TEST_SEED={SEED})\n" + "\n".join(summaries))
     if failures:
         pytest.fail("\n\n".join(failures), pytrace=False)
 
@@ -511,8 +530,7 @@ def test_stopped_at_dynamic_linker_entry():
     knew no library at that pc and could not walk frame 0.  The dynamic linker now
     comes from AT_BASE and the program's PT_INTERP: frame 0 is ld.so's _start, where
     the stack ends.  `starti` stops there every time."""
-    if shutil.which(T.GDB) is None:
-        pytest.skip("gdb not installed")
+    S.need_tool(T.GDB, "gdb")
     exe = T.build(["chain.c"], "real-loader-entry", ["-O0", "-g"])
     out = T.run_gdb(exe, ["starti", *T.native_commands(True), T.swk_bt_command()], swk=True)
     native = T.parse_native(out)
@@ -531,11 +549,11 @@ if __name__ == "__main__":  # pragma: no cover - by hand
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     mode = sys.argv[3] if len(sys.argv) > 3 else "both"
     dump = os.environ.get("SWK_REAL_DUMP")  # a directory: gdb's output of each failing sample goes there
-    print(f"SWK_REAL_SEED={SEED}")
+    print(f"SWK_TEST_SEED={SEED}")
     bad = 0
     for pid in ([p.id for p in PROGRAMS] if which == ["all"] else which):
         prog = PROGRAMS_BY_ID[pid]
-        rng = random.Random(f"{SEED}-{prog.id}")
+        rng = program_rng(prog)
         for i in range(n):
             startup = mode == "startup" or (mode == "both" and i == 0)
             s = take_sample(prog, i, rng, startup=startup)

@@ -1,11 +1,11 @@
 """SigHandlerStepper: signal trampolines on synthetic memory, the layout against the
 kernel's headers and glibc's CFI, and every restored register against GDB's."""
 import json
-import os
-import shutil
 import subprocess
 
 import pytest
+
+import swk_suite as S
 
 from swk_plugin.arch.x86_64 import signal as L
 from swk_plugin.arch import X86_64
@@ -247,8 +247,7 @@ def test_walk_from_handler_through_the_trampoline(altstack):
 # --- the layout against the kernel's headers and glibc's CFI ---------------------------------
 
 def _cc(tmp_path, name, source, *flags):
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
+    S.need_tool("gcc")
     src = tmp_path / f"{name}.c"
     src.write_text(source)
     exe = tmp_path / name
@@ -281,8 +280,7 @@ int main(void)
 
 
 def test_layout_matches_the_kernel_headers(tmp_path):
-    if not os.path.exists("/usr/include/asm-generic/ucontext.h"):
-        pytest.skip("no Linux kernel headers")
+    S.need_path("/usr/include/asm-generic/ucontext.h", "linux-libc-dev", "Linux kernel headers")
     exe = _cc(tmp_path, "offsets", OFFSETS_C)
     got = dict(line.split() for line in subprocess.run([str(exe)], capture_output=True, text=True,
                                                        check=True).stdout.splitlines())
@@ -297,8 +295,7 @@ def test_layout_matches_the_kernel_headers(tmp_path):
 
 @pytest.fixture(scope="module")
 def libc():
-    if not os.path.exists(LIBC):
-        pytest.skip("no x86-64 glibc")
+    S.need_path(LIBC, "libc6", "x86-64 glibc")
     from swk_plugin.elf.module import ElfModule
     return ElfModule(LIBC)
 
@@ -309,7 +306,7 @@ def _libc_trampoline(libc):
         for fde in table.iter_fdes():
             if fde.signal_frame:
                 return table, fde
-    pytest.skip("this libc's __restore_rt has no S-augmented FDE")
+    pytest.fail(f"{LIBC}'s __restore_rt has no S-augmented FDE (glibc's x86-64 one has)", pytrace=False)
 
 
 def test_layout_matches_glibcs_cfi_for_restore_rt(libc):
@@ -467,8 +464,7 @@ print("SWKSIG " + json.dumps(out))
 
 @pytest.fixture(scope="module")
 def sig_prog(tmp_path_factory):
-    if shutil.which("gdb") is None:
-        pytest.skip("gdb not installed")
+    S.need_tool("gdb")
     d = tmp_path_factory.mktemp("sighandler")
     return _cc(d, "sig", SIG_C, "-O0", "-g"), d
 

@@ -8,11 +8,12 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import zlib
 from pathlib import Path
 
 import pytest
+
+import swk_suite as S
 
 from swk_plugin.elf.module import ElfModule
 from swk_plugin.elf.symbols import Symbol, SymbolTable
@@ -22,10 +23,7 @@ from swk_plugin.elf.demangle import (demangle, demangle_cxx, strip_params, gdb_c
                                      drop_return_type, demangle_many)
 
 GDB = os.environ.get("SWK_GDB", "gdb")
-HAVE_GDB = shutil.which(GDB) is not None
-HAVE_GXX = shutil.which("g++") is not None and shutil.which("gcc") is not None
-need_gdb = pytest.mark.skipif(not HAVE_GDB, reason="gdb not installed")
-need_cc = pytest.mark.skipif(not HAVE_GXX, reason="gcc/g++ not installed")
+need_gdb = S.mark_needs(GDB)
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 
 CXX_SRC = r"""
@@ -228,8 +226,7 @@ def probe_addresses(st, section=".text"):
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
-    if not HAVE_GXX:
-        pytest.skip("no compiler")
+    S.need_tools("gcc", "g++", "objcopy", "strip")
     d = tmp_path_factory.mktemp("symbuild")
     (d / "prog.cpp").write_text(CXX_SRC)
     (d / "prog.c").write_text(C_SRC)
@@ -351,9 +348,8 @@ def test_demangle_matches_gdb_msymbols():
     """Every minimal symbol gdb lists for libstdc++ and libc demangles the same way here."""
     pat = re.compile(r"^\[\s*\d+\] (\S) (0x[0-9a-f]+) (\S+)(?: section (\S+))?(.*)$")
     checked = 0
-    for lib in ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", LIBC):
-        if not os.path.exists(lib):
-            continue
+    for lib, pkg in (("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "libstdc++6"), (LIBC, "libc6")):
+        S.need_path(lib, pkg)
         out = gdb_batch(lib, ["maint print msymbols"])
         for line in out:
             m = pat.match(line)
@@ -369,8 +365,6 @@ def test_demangle_matches_gdb_msymbols():
             elif parts:
                 assert not any(c in parts[0] for c in "([:"), (name, parts)
             checked += 1
-    if checked == 0:
-        pytest.skip("no system libraries to compare")
     assert checked > 1000
 
 
@@ -392,6 +386,74 @@ def test_lookup_matches_gdb_info_symbol(builds, which):
     want = gdb_info_symbol(prog, addrs)
     bad = [(hex(a), mine_info_symbol(st, a), g) for a, g in zip(addrs, want) if mine_info_symbol(st, a) != g]
     assert not bad, bad[:10]
+
+
+def _build_id_debug_file(path: str) -> str | None:
+    """The separate debug file of ``path`` by its build-id, found with readelf (not swk)."""
+    notes = run(["readelf", "-n", path]).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+    if not m:
+        return None
+    dbg = f"/usr/lib/debug/.build-id/{m.group(1)[:2]}/{m.group(1)[2:]}.debug"
+    return dbg if os.path.exists(dbg) else None
+
+
+def nm_functions(*paths: str, dynamic: bool = False) -> dict[int, tuple[int, set[str]]]:
+    """{address: (size, names)} of the sized code symbols (T, t, W, w, i) binutils' nm lists."""
+    out: dict[int, tuple[int, set[str]]] = {}
+    for p in paths:
+        text = run(["nm", *(["-D"] if dynamic else []), "-S", "--defined-only", p]).stdout
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) != 4 or parts[2] not in "TtWwi":
+                continue
+            addr, size, name = int(parts[0], 16), int(parts[1], 16), parts[3].split("@", 1)[0]
+            if size == 0:
+                continue
+            old = out.get(addr)
+            out[addr] = (max(size, old[0]) if old else size, (old[1] if old else set()) | {name})
+    return out
+
+
+@pytest.mark.parametrize("which", ["cxx_O0", "cxx_O2", "cxx_nodebug", "c_O2", "labels", "libc"])
+def test_lookup_matches_nm(builds, which):
+    """Every sized function symbol binutils' nm lists (libc: its .dynsym and its debug file's
+    .symtab, found by build-id with readelf) is where swk's table says, under one of the
+    names nm gives that address, at its start and at its last byte; and every sized
+    function of swk's table (PLT entries aside: nm has no names for them) is one of nm's."""
+    S.need_tools("nm", "readelf")
+    if which == "libc":
+        path = S.need_path(LIBC, "libc6")
+        dbg = _build_id_debug_file(LIBC)
+        if dbg is None:
+            S.missing("no separate debug file for libc", S.install_hint("libc6-dbg"))
+        want = nm_functions(path, dynamic=True)
+        for addr, (size, names) in nm_functions(dbg).items():
+            old = want.get(addr)
+            want[addr] = (max(size, old[0]) if old else size, (old[1] if old else set()) | names)
+    else:
+        path = str(builds[which])
+        want = nm_functions(path)
+    st = SymbolTable.from_module(ElfModule(path))
+    starts = sorted(want)
+    bad = []
+    for i, addr in enumerate(starts):
+        size, names = want[addr]
+        hit = st.lookup(addr)
+        if hit is None or hit[1] != 0 or hit[0].name not in names:
+            bad.append((hex(addr), sorted(names)[:3], hit and (hit[0].name, hit[1])))
+            continue
+        end = addr + size - 1
+        nested = i + 1 < len(starts) and starts[i + 1] <= end
+        last = st.lookup(end)
+        if not nested and (last is None or last[0].value != addr):
+            bad.append((hex(end), "last byte of", sorted(names)[:3], last and (last[0].name, last[1])))
+    assert len(starts) >= (1000 if which == "libc" else 3), len(starts)
+    for s in st:
+        if s.kind in ("func", "ifunc") and s.size and not s.name.endswith("@plt"):
+            if s.value not in want or s.name not in want[s.value][1]:
+                bad.append(("swk only", hex(s.value), s.name))
+    assert not bad, f"{len(bad)} differences from nm: {bad[:10]}"
 
 
 def test_lookup_semantics(builds):
@@ -438,16 +500,14 @@ def test_symbol_table_cxx(builds):
         assert "@" not in s.name or s.name.endswith("@plt")
 
 
-def test_libc_symbols_fast():
-    if not os.path.exists(LIBC):
-        pytest.skip("no libc")
-    t0 = time.perf_counter()
+def test_libc_symbols():
+    """libc's symbol table: exported and (with libc6-dbg) static functions found by name and
+    by address.  How fast it is built and searched: benchmarks/bounds.py."""
+    S.need_path(LIBC, "libc6")
     m = ElfModule(LIBC)
     st = SymbolTable.from_module(m)
     n = len(st)
     hit = st.by_name("abort")
-    build = time.perf_counter() - t0
-    assert build < 0.5, build
     assert n > 1000 and hit
     ab = hit[0]
     assert st.lookup(ab.value) == (ab, 0)
@@ -462,16 +522,11 @@ def test_libc_symbols_fast():
         # libc6-dbg installed: static functions from the debug file's .symtab
         s = st.by_name("__libc_start_call_main")
         assert s and st.lookup(s[0].value + 3) == (s[0], 3)
-    t0 = time.perf_counter()
-    for i in range(20000):
-        st.lookup(ab.value + (i % 64))
-    assert time.perf_counter() - t0 < 0.5
 
 
 @need_gdb
 def test_libc_lookup_matches_gdb():
-    if not os.path.exists(LIBC):
-        pytest.skip("no libc")
+    S.need_path(LIBC, "libc6")
     st = SymbolTable.from_module(ElfModule(LIBC))
     addrs = sample(probe_addresses(st), 1500)
     want = gdb_info_symbol(LIBC, addrs)
@@ -606,17 +661,14 @@ def test_line_lookup_matches_gdb(builds, which):
 
 @need_gdb
 def test_libc_lines_match_gdb():
-    if not os.path.exists(LIBC):
-        pytest.skip("no libc")
+    S.need_path(LIBC, "libc6")
     m = ElfModule(LIBC)
     lt = LineTable.from_module(m)
     if not lt.has_dwarf:
-        pytest.skip("libc has no debug info here (libc6-dbg not installed)")
+        S.missing("libc's debug info not found", S.install_hint("libc6-dbg"))
     st = SymbolTable.from_module(m)
-    t0 = time.perf_counter()
     ab = st.by_name("abort")[0]
     assert lt.lookup(ab.value + 5) is not None
-    assert time.perf_counter() - t0 < 1.0
     text = m.section(".text")
     addrs = sample(range(text.addr, text.addr + text.size, 7), 1500)
     want = gdb_info_line(LIBC, addrs)
@@ -697,7 +749,7 @@ for i in range(300):
         if t == gdb.NORMAL_FRAME and not newer_inline and base <= pc < base + 0x100000:
             sal = f.find_sal()
             out.append((pc - base, f.name(), sal.symtab.filename if sal.symtab else None, sal.line,
-                        f.newer() is None))
+                        f.newer() is None, f.function() is not None))
         newer_inline = t == gdb.INLINE_FRAME
         f = f.older()
 json.dump(out, open(OUT, "w"))
@@ -708,13 +760,14 @@ gdb.execute("kill")
 @need_gdb
 @pytest.mark.parametrize("which", ["cxx_O0", "cxx_O2", "c_O2"])
 def test_function_names_match_gdb_bt(builds, which):
-    """Stop at every function of the program and compare each frame's name and file:line."""
+    """Stop at every function of the program and compare each frame's name and file:line with
+    gdb's, at every frame: where gdb's frame has no DWARF function (gdb names it from the
+    ELF symbol), swk's function_name must be None and its symbol table must name it as gdb."""
     prog = builds[which]
     m = ElfModule(str(prog))
     st = SymbolTable.from_module(m)
     lt = LineTable.from_module(m)
-    starts = sorted({s.value for s in st if s.kind == "func" and s.section == ".text" and s.size > 0
-                     and lt.function_name(s.value) is not None})
+    starts = sorted({s.value for s in st if s.kind == "func" and s.section == ".text" and s.size > 0})
     out = prog.parent / (prog.name + ".bt.json")
     script = prog.parent / (prog.name + ".bt.py")
     script.write_text(f"PROG = {str(prog)!r}\nSTARTS = {starts!r}\nOUT = {str(out)!r}\n" + BT_SCRIPT)
@@ -723,20 +776,26 @@ def test_function_names_match_gdb_bt(builds, which):
     assert len(frames) >= 5
     seen = set()
     bad = []
-    for pc, name, fname, line, innermost in frames:
-        if (pc, innermost) in seen or name is None:
+    from_elf = 0
+    for pc, name, fname, line, innermost, has_function in frames:
+        if (pc, innermost) in seen:
             continue
         seen.add((pc, innermost))
         q = pc if innermost else pc - 1      # callers are looked up at ra - 1
-        if lt.function_name(q) is None and st.lookup(q) is not None:
-            continue                          # no DWARF function: gdb names it from the ELF symbol
-        if lt.function_name(q) != name:
-            bad.append((hex(pc), lt.function_name(q), name))
+        want = name if has_function else None
+        if lt.function_name(q) != want:
+            bad.append((hex(pc), lt.function_name(q), want))
+        if not has_function:                 # gdb named it from the ELF symbol: so must swk's table
+            from_elf += 1
+            hit = st.lookup(q)
+            if (hit[0].demangled if hit else None) != name:
+                bad.append((hex(pc), "symbol", hit[0].demangled if hit else None, name))
         # a breakpoint at an inlined call's first instruction shows the call site line
         if not innermost and lt.lookup(q) != ((fname, line) if fname else None):
             bad.append((hex(pc), lt.lookup(q), (fname, line)))
     assert not bad, bad[:10]
     names = {n for _pc, n, *_ in frames}
+    assert from_elf > 0, "no frame without a DWARF function (_start, the PLT, crt code) was compared"
     if which.startswith("cxx"):
         assert "outer::inner::Box<int, 3>::sum" in names
         assert "(anonymous namespace)::hidden_fn" in names
@@ -767,8 +826,7 @@ def test_function_name_values(builds):
 def test_demangle_cxxfilt_fallback(monkeypatch):
     """Without a usable __cxa_demangle the names come from one c++filt run."""
     import swk_plugin.elf.demangle as dm
-    if shutil.which("c++filt") is None:
-        pytest.skip("no c++filt")
+    S.need_tool("c++filt")
     monkeypatch.setattr(dm, "_cxa", False)
     monkeypatch.setattr(dm, "_cache", {})
     assert dm.demangle("_ZN2ns3FooIiE3barEi.isra.0") == "ns::Foo<int>::bar(int) [clone .isra.0]"
@@ -848,10 +906,9 @@ def test_compressed_debug_sections_read_alike(builds, gz):
     names and locals as the uncompressed build, while inflating only what is asked."""
     d = builds["dir"]
     name = f"c_O2_gz_{gz.replace('-', '_')}"
-    try:
-        run(["gcc", "-g", "-O2", f"-gz={gz}", "-o", name, "prog.c"], cwd=d)
-    except subprocess.CalledProcessError:
-        pytest.skip(f"this toolchain cannot build -gz={gz}")
+    res = run(["gcc", "-g", "-O2", f"-gz={gz}", "-o", name, "prog.c"], cwd=d, check=False)
+    if res.returncode != 0:
+        S.toolchain_quirk(f"gcc cannot build -gz={gz}: {res.stderr.strip()[-200:]}")
     plain = ElfModule(str(builds["c_O2"]))
     packed = ElfModule(str(d / name))
     hdrs = {h[0]: h for h in packed.section_headers()}
@@ -877,10 +934,10 @@ def test_libc_debug_info_inflated_only_as_far_as_needed():
     sections are inflated only as far as the units asked for (the cold cost of a core)."""
     m, dbg = _libc_debug_module()
     if dbg is None:
-        pytest.skip("no separate debug file for libc (libc6-dbg)")
+        S.missing("no separate debug file for libc", S.install_hint("libc6-dbg"))
     if not dbg.section_headers() or not any(h[0] == ".debug_info" and h[2] & 0x800
                                             for h in dbg.section_headers()):
-        pytest.skip("libc's debug info is not compressed here")
+        S.toolchain_quirk(f"libc's debug info ({dbg.path}) is not compressed, as Debian 12's libc6-dbg's is")
     st = SymbolTable.from_module(m)
     hit = [s for s in st.by_name("__libc_start_main")]
     assert hit

@@ -24,7 +24,7 @@ GDB (test_gdb_leaves_the_target_untouched, one gdb per stop):
     register_changed, cont, inferior_call, stop, new_thread, exited: none may
     fire); every gdb.execute / gdb.parse_and_eval call made from swk_plugin's code
     (wrapped before gdb_init.py is sourced: read-only commands and expressions
-    only); and, where strace is installed, GDB's own system calls (no ptrace
+    only); and GDB's own system calls under strace (no ptrace
     request that writes or resumes, no write to /proc/PID/mem, no signal sent);
   * `continue`: the program ends as it does without a debugger (robust_untouched
     prints the same checksums of its stack data and exits with status 7).
@@ -52,7 +52,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -61,6 +60,7 @@ import pytest
 import hard_cases as H
 import robust_lib as R
 import swk_testlib as T
+import swk_suite as S
 
 pytestmark = [pytest.mark.swk]
 
@@ -287,10 +287,8 @@ PTRACE_READS = {"PTRACE_PEEKTEXT", "PTRACE_PEEKDATA", "PTRACE_PEEKUSER", "PTRACE
                 "PTRACE_GET_THREAD_AREA", "PTRACE_GET_SYSCALL_INFO"}
 
 
-def strace_argv(log: Path) -> list[str] | None:
-    strace = shutil.which("strace")
-    if strace is None:
-        return None
+def strace_argv(log: Path) -> list[str]:
+    strace = S.need_tool("strace")
     # no -f: only GDB's main thread, which makes every ptrace call; the inferior is not traced
     return [strace, "-o", str(log), "-y", "-e", "trace=" + ",".join(STRACE_CALLS)]
 
@@ -379,14 +377,13 @@ def snapshot_differences(before: Path, after: Path) -> list[str]:
 
 
 def run_watched_gdb(exe: Path, commands: list[str], tmp: Path, timeout: float) -> tuple[str, Path | None]:
-    """gdb -batch with GDB_SCRIPT loaded first, under strace where installed."""
-    argv = T.gdb_argv(exe, [f"source {gdb_script()}", *commands])
-    log = tmp / "strace.log"
-    st = strace_argv(log)
-    if st is not None:
-        argv = [*st, *argv]
+    """gdb -batch with GDB_SCRIPT loaded first, under strace (which must be installed)."""
+    argv = [*strace_argv(tmp / "strace.log"), *T.gdb_argv(exe, [f"source {gdb_script()}", *commands])]
     out = T.run_cmd(argv, timeout=timeout).stdout
-    return out, (log if st is not None and log.exists() else None)
+    log = tmp / "strace.log"
+    if not log.exists():
+        pytest.fail(f"strace wrote no log:\n{out[-3000:]}", pytrace=False)
+    return out, log
 
 
 def snapshot_commands(tmp: Path, tag: str) -> list[str]:
@@ -415,11 +412,10 @@ def test_gdb_leaves_the_target_untouched(stop: GdbStop, tmp_path):
     problems = snapshot_differences(tmp_path / "before", tmp_path / "after")
     mon = json.loads((tmp_path / "monitor.json").read_text())
     problems += monitor_problems(mon)
-    if log is not None:
-        seen, reads = strace_problems(log)
-        problems += seen
-        if not reads:
-            problems.append("strace saw no read of the target's memory while swk ran")
+    seen, reads = strace_problems(log)
+    problems += seen
+    if not reads:
+        problems.append("strace saw no read of the target's memory while swk ran")
     # swk really ran: its frames, the unwinder, the locals API
     if "Traceback" in out:
         problems.append("a Python traceback in GDB's output")
@@ -471,11 +467,10 @@ def test_the_checks_see_a_write_and_a_resume(tmp_path):
     assert {"register_changed", "memory_changed", "cont", "stop"} <= set(mon["events"]), mon
     problems = monitor_problems(mon)
     assert any("set var $r12" in p for p in problems) and any("stepi" in p for p in problems), problems
-    if log is not None:
-        seen = "\n".join(strace_problems(log)[0])
-        assert "PTRACE_SETREGS" in seen or "PTRACE_POKEUSER" in seen, seen
-        assert "/mem>" in seen, seen
-        assert "PTRACE_SINGLESTEP" in seen or "PTRACE_CONT" in seen, seen
+    seen = "\n".join(strace_problems(log)[0])
+    assert "PTRACE_SETREGS" in seen or "PTRACE_POKEUSER" in seen, seen
+    assert "/mem>" in seen, seen
+    assert "PTRACE_SINGLESTEP" in seen or "PTRACE_CONT" in seen, seen
 
 
 # --------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """StepperWanderer: the x86-64 call decoder, the stack scan on synthetic memory,
 and a real -O2 program without any unwind information walked in GDB."""
 import json
-import shutil
 import subprocess
 
 import pytest
+
+import swk_suite as S
+import swk_testlib as T
 
 from swk_plugin.arch.x86_64.calls import (CallSite, calls_ending_at, confirm_call, decode_call,
                                           return_sites)
@@ -365,8 +367,7 @@ print("SWKWANDER " + json.dumps({"names": [f.name for f in walk], "reason": walk
 
 
 def test_real_program_without_unwind_tables(tmp_path):
-    if shutil.which("gdb") is None or shutil.which("gcc") is None:
-        pytest.skip("needs gdb and gcc")
+    S.need_tools("gdb", "gcc", "readelf")
     src = tmp_path / "nocfi.c"
     src.write_text(PROGRAM)
     exe = tmp_path / "nocfi"
@@ -376,7 +377,7 @@ def test_real_program_without_unwind_tables(tmp_path):
     assert "leaf" not in readelf          # (sanity: no CFI names the program's functions)
     script = tmp_path / "walk.py"
     script.write_text(SCRIPT)
-    out = subprocess.run(["gdb", "-nx", "-batch", "-ex", "source /work/main/gdb_init.py",
+    out = subprocess.run(["gdb", "-nx", "-batch", "-ex", f"source {T.GDB_INIT}",
                           "-ex", "break leaf", "-ex", "run", "-ex", f"source {script}", str(exe)],
                          capture_output=True, text=True, timeout=120).stdout
     line = next((l for l in out.splitlines() if l.startswith("SWKWANDER ")), None)
