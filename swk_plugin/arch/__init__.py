@@ -3,7 +3,7 @@
 Everything above this layer talks in DWARF register numbers and asks the
 Architecture (arch/base.py) for the rest.
 """
-import platform
+import os
 
 from ..errors import SwkError
 from .base import Architecture
@@ -33,7 +33,7 @@ def get_architecture(name="x86_64"):
 def host_architecture():
     """The Architecture of the machine swk runs on (a debugger that cannot say which
     architecture its target has is debugging a local process)."""
-    return get_architecture(platform.machine())
+    return get_architecture(os.uname().machine)
 
 
 def from_elf_machine(e_machine):

@@ -14,6 +14,21 @@ modules (see arch/x86_64/):
 ``scan``          ``split_gap``, ``search_entries``, ``after_call``;
 ``regsets``       the general-register layout of NT_PRSTATUS / PTRACE_GETREGSET.
 """
+import importlib
+
+
+class lazy_module:
+    """A class attribute naming a module imported on first use: an architecture's
+    stack-height analysis and entry scanner cost start-up time, and most walks (code
+    with CFI or frame pointers) never need them."""
+
+    def __init__(self, name):
+        self.name, self.module = name, None
+
+    def __get__(self, obj, owner):
+        if self.module is None:
+            self.module = importlib.import_module(self.name)
+        return self.module
 
 
 class Architecture:

@@ -1,6 +1,5 @@
 """siginfo_t: the signal that stopped a thread (a core's NT_SIGINFO, ptrace's
 PTRACE_GETSIGINFO), as GDB describes it."""
-import signal as _signal
 import struct
 
 _FAULT_SIGNALS = frozenset({4, 5, 7, 8, 11})  # SIGILL SIGTRAP SIGBUS SIGFPE SIGSEGV
@@ -30,6 +29,7 @@ class SigInfo:
 
     @property
     def name(self):
+        import signal as _signal       # the signal module only when a signal is named
         try:
             return _signal.Signals(self.signo).name
         except ValueError:
@@ -37,6 +37,7 @@ class SigInfo:
 
     @property
     def description(self):
+        import signal as _signal
         try:
             return _signal.strsignal(self.signo) or ""
         except ValueError:

@@ -7,6 +7,8 @@ a guess.  Addresses in DWARF (DW_OP_addr, location-list ranges) are the module's
 ``bias`` turns DW_OP_addr/addrx operands into target addresses, while location lists
 are matched against the unbiased ``addr`` the caller passes.
 """
+import importlib
+
 from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import ExprError, ExprResult, evaluate
 from ..elf.symbols import module_symbols
@@ -15,10 +17,20 @@ from . import dies
 from .dwarfconst import *  # noqa: F401,F403
 from .scopes import Variable
 from .symbolize import library_pairs, make_symbolizer, module_symbolizer
-from .typedexpr import evaluate_typed, has_typed_ops
 from .types import Type, strip_typedefs
 
 __all__ = ["VarValue", "read_variable", "find_location_expr"]
+
+
+def has_typed_ops(code):
+    """Whether the expression uses a typed-stack operation (a byte scan: most do not)."""
+    return any(b in TYPED_OPS for b in code)
+
+
+def _evaluate_typed(code, **kw):
+    """typedexpr's evaluator, imported the first time an expression needs it (rare: it
+    costs start-up time every session would pay)."""
+    return importlib.import_module(".typedexpr", __package__).evaluate_typed(code, **kw)
 
 
 class VarValue:
@@ -381,7 +393,7 @@ class FrameCtx:
                 kind = "float" if t.kind == "float" else "unsigned" if t.unsigned else "signed"
                 return t.size or self.ptr_size, kind
             try:
-                return evaluate_typed(code, read_reg_bytes=reg_bytes, read_mem=self._mem_or_none,
+                return _evaluate_typed(code, read_reg_bytes=reg_bytes, read_mem=self._mem_or_none,
                                       ptr_size=self.ptr_size,
                                       frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
                                       entry_value=self.entry_value, addr_lookup=addrx,

@@ -14,16 +14,9 @@ import struct
 from ..dwarf.encoding import DecodeError, read_sint, read_uint, sleb128, uleb128
 from ..dwarf.expr import ExprError, ExprResult
 
-TYPED_OPS = frozenset((0xa4, 0xa5, 0xa6, 0xa8, 0xa9, 0xf4, 0xf5, 0xf6, 0xf7, 0xf9))
+from .dwarfconst import TYPED_OPS
 
 _FLOAT_FMT = {4: "<f", 8: "<d"}
-
-
-def has_typed_ops(code):
-    """Whether the expression uses a typed-stack operation (a cheap byte scan first)."""
-    if not any(b in TYPED_OPS for b in code):
-        return False
-    return True
 
 
 def _to_bytes(v, t, ptr_size):

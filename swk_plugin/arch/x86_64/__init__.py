@@ -8,8 +8,8 @@ analysis.py   stack-height dataflow over capstone-decoded code (no CFI)
 scan.py       function entries in code without symbols or CFI
 regsets.py    the general-register layout of NT_PRSTATUS and ptrace
 """
-from ..base import Architecture
-from . import analysis, calls, prologue, regsets, registers, scan, signal
+from ..base import Architecture, lazy_module
+from . import calls, prologue, regsets, registers, signal
 
 
 class X86_64(Architecture):
@@ -26,8 +26,8 @@ class X86_64(Architecture):
     signal_frame = signal
     calls = calls
     prologue = prologue
-    analysis = analysis
-    scan = scan
+    analysis = lazy_module(__name__ + ".analysis")
+    scan = lazy_module(__name__ + ".scan")
     regsets = regsets
     #: capstone's (arch, mode) for this instruction set.
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_64")
