@@ -259,10 +259,20 @@ def test_gdb_garbage_registers(chain, tmp_path, writes):
 # LLDB
 # --------------------------------------------------------------------------
 
-def _wait_stopped() -> str:
-    """An LLDB command that waits (up to 30 s) for the selected process to stop."""
+def _wait_state(state: str) -> str:
+    """An LLDB command that waits (up to 30 s) for the selected process's state."""
     return ("script exec(\"import time\\nfor _ in range(600):\\n    if lldb.debugger.GetSelectedTarget()"
-            ".GetProcess().GetState() == lldb.eStateStopped: break\\n    time.sleep(0.05)\")")
+            f".GetProcess().GetState() == lldb.{state}: break\\n    time.sleep(0.05)\")")
+
+
+def _wait_stopped() -> str:
+    return _wait_state("eStateStopped")
+
+
+def _wait_running() -> str:
+    """Async `process continue` returns before LLDB has resumed the process: until then
+    it is still stopped, and walking it is right."""
+    return _wait_state("eStateRunning")
 
 
 def test_lldb_running_process():
@@ -272,7 +282,7 @@ def test_lldb_running_process():
             f"command script import {R.lldb_try_script()}",
             R.lldb_try("swk-bt", "stopped"),
             "breakpoint delete -f", "script lldb.debugger.SetAsync(True)", "process continue",
-            R.lldb_try("swk-bt", "bt1"), R.lldb_try("swk-bt -all -json", "bt2"),
+            _wait_running(), R.lldb_try("swk-bt", "bt1"), R.lldb_try("swk-bt -all -json", "bt2"),
             R.lldb_try("swk-bt -compare", "bt3")]
     if R.lldb_has_providers():
         cmds.append(R.lldb_try("bt", "lldb-bt"))
