@@ -7,39 +7,56 @@ Frames); this layer only reads debug information about them.
 """
 from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
-from .locals.frames import LazyEntryRegs, frame_scopes
+from .locals.entry import parameter_entry_value
+from .locals.frames import LazyEntryRegs, call_levels, frame_scopes, level_of, register_view
 
 INLINE = "inline"
 
 
 class ShownFrame:
-    """One line of a backtrace: a physical frame, or one inlined call in it."""
-    __slots__ = ("frame", "index", "scope", "kind", "name", "file", "line")
+    """One line of a backtrace: a physical frame, a tail-call frame, or one inlined call in either."""
+    __slots__ = ("frame", "index", "scope", "kind", "name", "file", "line", "outermost")
 
-    def __init__(self, frame, index, scope, kind, name, file, line):
+    def __init__(self, frame, index, scope, kind, name, file, line, outermost=None):
         self.frame, self.index, self.scope, self.kind = frame, index, scope, kind
         self.name, self.file, self.line = name, file, line
+        #: The outermost level shown when the walk is cut (past main): its frame has no
+        #: caller to give entry values, as in GDB, where it has no caller frame at all.
+        self.outermost = outermost
 
 
 def shown_frames(walk, visible=None):
-    """ShownFrames for the first ``visible`` physical frames of a walk (kept with the walk)."""
+    """ShownFrames for the first ``visible`` physical frames of a walk and the tail-call
+    frames between them (kept with the walk).  ``index`` is the frame's level in
+    locals.frames.call_levels."""
     visible = len(walk) if visible is None else visible
     cache = walk.derived.setdefault("shown", {})
     if visible in cache:
         return cache[visible]
     lookup = walk[0].walker.symbol_lookup if walk and walk[0].walker is not None else None
+    levels = call_levels(walk)
+    last = level_of(walk, visible - 1) if 0 < visible < len(walk) else (len(levels) - 1 if visible else -1)
+    outermost = last if visible < len(walk) else None
     out = []
-    for i in range(visible):
-        frame = walk[i]
+    for i in range(last + 1):
+        frame = levels[i]
         src = None
         if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
             src = lookup.source_line(frame)
         file, line = src if src else (None, None)
         scopes = frame_scopes(frame)
+        if frame.kind == FrameKind.TAILCALL:
+            # GDB makes no inline frames for a tail-call frame: it is named after the
+            # innermost function at its pc, inlined or not
+            scope = scopes[0] if scopes else None
+            out.append(ShownFrame(frame, i, scope, frame.kind, scope.name if scope is not None else frame.name,
+                                  file, line, outermost))
+            continue
         for scope in scopes[:-1]:          # inlined calls, innermost first
-            out.append(ShownFrame(frame, i, scope, INLINE, scope.name, file, line))
+            out.append(ShownFrame(frame, i, scope, INLINE, scope.name, file, line, outermost))
             file, line = scope.call_file or file, scope.call_line or line
-        out.append(ShownFrame(frame, i, scopes[-1] if scopes else None, frame.kind, frame.name, file, line))
+        out.append(ShownFrame(frame, i, scopes[-1] if scopes else None, frame.kind, frame.name, file, line,
+                              outermost))
     cache.clear()
     cache[visible] = out
     return out
@@ -48,7 +65,10 @@ def shown_frames(walk, visible=None):
 def variables(shown, walk, summary_args=False, args_only=False):
     """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
     them (``summary_args``: aggregates as "..." as in bt's frame lines; ``args_only``: the
-    locals list is left empty, for a frame line); None without DWARF."""
+    locals list is left empty, for a frame line); None without DWARF.  An argument whose
+    value on entry is known (from its caller's call site) also has "entry" (its text) and
+    "entry_same" (whether it equals the value), from which a frame line prints GDB's
+    ``x=x@entry=V`` or ``x=V, x@entry=E``."""
     if shown.scope is None:
         return None
     frame = shown.frame
@@ -65,7 +85,9 @@ def variables(shown, walk, summary_args=False, args_only=False):
                      if lib.module is not None]
         ctx = walk.derived["vars-ctx"] = (libraries, make_symbolizer(libraries))
     libraries, symbolize = ctx
-    entry = LazyEntryRegs(walk, shown.index)
+    entry = LazyEntryRegs(walk, shown.index, shown.outermost)
+    reg_size = ps.arch.reg_size
+    regs = register_view(walk, shown.index)
 
     cfa = frame.cfa
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
@@ -81,14 +103,26 @@ def variables(shown, walk, summary_args=False, args_only=False):
             except Exception:
                 pass                       # the general path says what went wrong
         tname = None
+        vv = None
         try:
-            vv = read_variable(var, addr=addr, regs=frame.regs, cfa=frame.cfa,
-                                      read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                      entry_regs=entry, libraries=libraries, reg_size=ps.arch.reg_size)
+            vv = read_variable(var, addr=addr, regs=regs, cfa=frame.cfa,
+                               read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
+                               entry_regs=entry, libraries=libraries, reg_size=reg_size)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary)
             tname = type_name(vv.type)
         except Exception as exc:
             value = f"<error reading variable {var.name} ({exc})>"
-        return {"name": var.name, "type": tname, "value": value}
+        out = {"name": var.name, "type": tname, "value": value}
+        if var.is_param:
+            try:
+                ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
+                if ev is not None:
+                    out["entry"] = format_value(ev, ps.read_memory, symbolize=symbolize, summary=summary)
+                    out["entry_same"] = bool(vv is not None and vv.data is not None and not vv.optimized_out
+                                             and not vv.unavailable and vv.opt_mask is None
+                                             and vv.data == ev.data)
+            except Exception:   # no entry value: the value alone is shown
+                pass
+        return out
     return ([render(v, summary_args) for v in args],
             [] if args_only else [render(v, False) for v in locals_])

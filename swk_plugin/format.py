@@ -52,9 +52,20 @@ def _pc_shown(shown, info, first_of_frame):
 
 
 def _args_text(values):
+    """GDB's argument list in a frame line, with entry values as `print entry-values default`
+    shows them: x=x@entry=V when they are equal, else x=V, x@entry=E."""
     if not values:
         return "()"
-    return "(" + ", ".join(f"{v['name']}={v['value']}" for v in values) + ")"
+    parts = []
+    for v in values:
+        name = v["name"]
+        if "entry" not in v:
+            parts.append(f"{name}={v['value']}")
+        elif v.get("entry_same"):
+            parts.append(f"{name}={name}@entry={v['value']}")
+        else:
+            parts.append(f"{name}={v['value']}, {name}@entry={v['entry']}")
+    return "(" + ", ".join(parts) + ")"
 
 
 def select_levels(n_frames, limit):

@@ -62,7 +62,8 @@ ADDRESS = Storage.ADDRESS
 
 class FrameKind:
     NORMAL = "normal"
-    SIGNAL = "signal"   # a signal trampoline frame (__restore_rt): GDB's <signal handler called>
+    SIGNAL = "signal"     # a signal trampoline frame (__restore_rt): GDB's <signal handler called>
+    TAILCALL = "tailcall" # a function that jumped to its callee: known from DWARF call sites only
 
 
 class Frame:

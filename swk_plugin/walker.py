@@ -9,7 +9,7 @@ from . import __version__
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
 from .locals import function_at as dwarf_function_at, frame_variables as dwarf_frame_variables, read_variable
-from .locals.frames import entry_regs, frame_scopes
+from .locals.frames import entry_regs, frame_scopes, level_of, register_view
 from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
 from .steppers import default_steppers as make_default_steppers
@@ -315,9 +315,10 @@ class Walker:
             return Glvv.EOUTOFSCOPE, None
         ps = self.process_state
         try:
-            vv = read_variable(variable, addr=addr, regs=frame.regs, cfa=frame.cfa,
+            vv = read_variable(variable, addr=addr, regs=register_view(walk, level_of(walk, frame_index)),
+                               cfa=frame.cfa,
                                       read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                      entry_regs=entry_regs(walk, frame_index),
+                                      entry_regs=entry_regs(walk, level_of(walk, frame_index)),
                                       libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size)
         except Exception:
             return Glvv.EUNKNOWN, None

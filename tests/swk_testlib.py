@@ -774,8 +774,9 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
                        check_names: bool = True, by_tid: bool = False,
                        check_sp: bool = False,
                        same_name: Callable[[str | None, str | None], bool] | None = None) -> list[str]:
-    """Every difference between swk's walk and gdb's own (gdb inline frames are
-    skipped; a gdb sigtramp frame must be a swk "signal" frame).  Checks the
+    """Every difference between swk's walk and gdb's own (inline frames are compared
+    apart; gdb's tail-call frames must be swk "tailcall" frames in the same places, and
+    a gdb sigtramp frame a swk "signal" frame).  Checks the
     per-thread JSON contract too.  by_tid: match threads by OS tid only (for
     the CLI, which has no gdb thread numbers).  check_sp: also require swk's
     "sp" to equal gdb's $rsp in that frame (gdb: the caller's CFA for
@@ -792,7 +793,7 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
         errs.append(f"threads: swk {sorted(mapped)} != gdb {sorted(native)}")
     for num in sorted(set(mapped) & set(native)):
         st = mapped[num]
-        nat = real_frames(native[num])
+        nat = [g for g in native[num] if not g.inline]
         fr = st.get("frames")
         tag = f"thread {num}"
         if st.get("tid") != native[num].tid:
@@ -811,7 +812,7 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
             if missing:
                 errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
                 break
-            if f.get("kind") not in ("normal", "signal", "inline"):
+            if f.get("kind") not in ("normal", "signal", "inline", "tailcall"):
                 errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
                 break
         # inline calls: swk's "inline" frames must be gdb's inline frames, in order
@@ -819,9 +820,9 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
         swk_inline = [strip_params(f.get("function")) for f in fr if f.get("kind") == "inline"]
         if check_names and gdb_inline != swk_inline:
             errs.append(f"{tag}: inline frames {swk_inline[:12]} != gdb's {gdb_inline[:12]}")
-        fr = real_frames(fr)
+        fr = [f for f in fr if f.get("kind") != "inline"]
         if len(fr) != len(nat):
-            errs.append(f"{tag}: swk has {len(fr)} frames, gdb {len(nat)} (non-inline)")
+            errs.append(f"{tag}: swk has {len(fr)} frames, gdb {len(nat)} (non-inline, tail calls counted)")
         nbad = 0
         for i, (g, s) in enumerate(zip(nat, fr)):
             msgs = []
@@ -829,7 +830,7 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
                 msgs.append(f"pc {_hex(s.get('pc'))} != gdb {_hex(g.pc)}")
             if check_sp and g.sp != s.get("sp"):
                 msgs.append(f"sp {_hex(s.get('sp'))} != gdb {_hex(g.sp)}")
-            if g.is_signal != (s.get("kind") == "signal"):
+            if g.is_signal != (s.get("kind") == "signal") or (g.type == "tailcall") != (s.get("kind") == "tailcall"):
                 msgs.append(f"kind {s.get('kind')!r} but gdb frame type is {g.type!r}")
             if check_names and not g.is_signal and not same_name(s.get("function"), g.function):
                 msgs.append(f"function {s.get('function')!r} != gdb {g.function!r}")

@@ -15,11 +15,12 @@ from .dwarfconst import (AT_abstract_origin, AT_call_origin, AT_call_return_pc, 
                          AT_call_value, AT_declaration, AT_GNU_call_site_target, AT_GNU_call_site_value,
                          AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
-from .locations import FrameCtx, MemError, OptimizedOut
+from .locations import FrameCtx, MemError, OptimizedOut, VarValue, find_location_expr, is_loclist
 from .scopes import Scope, engine_for
+from .types import strip_typedefs
 
 
-def _call_sites(fn):
+def call_sites(fn):
     """{return pc: call-site DieNode} of a function (unbiased), built once."""
     if fn._call_sites is None:
         eng = fn.engine
@@ -42,7 +43,7 @@ def _call_sites(fn):
     return fn._call_sites
 
 
-def _call_target(eng, site):
+def call_target(eng, site):
     """What a call site calls: ("addr", unbiased entry in this module), ("name", linkage
     name of an external function), ("expr", DW_AT_call_target expression) or None."""
     a = site.attrs.get(AT_call_origin) or site.attrs.get(AT_abstract_origin)
@@ -75,6 +76,11 @@ def _call_target(eng, site):
         if node is None:
             return None
     return None
+
+
+def is_tail_call(site):
+    """Whether a call-site DIE is a tail call (a jump, not a call)."""
+    return bool(site.attrs.get(AT_call_tail_call) or site.attrs.get(AT_GNU_tail_call))
 
 
 def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_entry, callee_bias):
@@ -112,10 +118,10 @@ def _can_tail_call_itself(eng, entry):
         fn = eng.function_at(a)
         if fn is None:
             continue
-        for site in _call_sites(fn).values():
-            if not (site.attrs.get(AT_call_tail_call) or site.attrs.get(AT_GNU_tail_call)):
+        for site in call_sites(fn).values():
+            if not is_tail_call(site):
                 continue
-            tgt = _call_target(eng, site)
+            tgt = call_target(eng, site)
             if tgt is None or tgt[0] != "addr":
                 continue
             tgt = tgt[1]
@@ -157,7 +163,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     fn = eng.function_at(caller_ra - 1)
     if fn is None:
         return out
-    site = _call_sites(fn).get(caller_ra)
+    site = call_sites(fn).get(caller_ra)
     if site is None:
         return out
     scopes = eng.scopes_at(caller_ra - 1)
@@ -171,7 +177,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     if callee_entry is not None:
         cmod = callee_module if callee_module is not None else caller_module
         cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
-        if not _target_matches(_call_target(eng, site), ctx, caller_module, bias, cmod,
+        if not _target_matches(call_target(eng, site), ctx, caller_module, bias, cmod,
                                callee_entry, cbias):
             return out
         ceng = engine_for(cmod)
@@ -206,3 +212,61 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                          or ctx.used_entry & getattr(caller_entry_regs, "from_fbreg", set())):
             out.from_fbreg.add(r)
     return out
+
+
+def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
+    """A parameter's value on entry to its function (GDB's ``name@entry``), or None.
+
+    As GDB's read_variable_at_entry: the parameter's location at the function's entry
+    must be a single register (DW_OP_reg*, DW_OP_regx), and the caller's call site must
+    have given that register a value (``entry_regs``, see call_site_entry_regs).
+    Parameters passed on the stack (DW_OP_fbreg) have no entry value here."""
+    if not var.is_param or var.type is None or not entry_regs:
+        return None
+    fn = var.scope.function
+    d = fn.engine.d
+    found = dies.chain_attr(d, var.node, AT_location)
+    if found is None:
+        return None
+    node, (form, value) = found
+    if is_loclist(form, value):
+        try:
+            expr = find_location_expr(d, node.cu, form, value, fn.entry_pc, func_entry=fn.entry_pc)
+        except Exception:   # a malformed location list: no entry value
+            return None
+    else:
+        expr = value
+    reg = single_register(expr)
+    if reg is None:
+        return None
+    v = entry_regs.get(reg)
+    if v is None:
+        return None
+    t = strip_typedefs(var.type)
+    size = t.size or ptr_size
+    if isinstance(v, (bytes, bytearray)):
+        data = bytes(v[:size])
+    else:
+        width = reg_size(reg) if reg_size is not None else ptr_size
+        data = (v & ((1 << (8 * width)) - 1)).to_bytes(width, "little")[:size]
+    if len(data) < size:
+        return None
+    vv = VarValue(var.type, data)
+    vv.var = var
+    return vv
+
+
+def single_register(expr):
+    """The register of a location that is exactly one DW_OP_reg*/DW_OP_regx, else None."""
+    if not expr:
+        return None
+    expr = bytes(expr)
+    if len(expr) == 1 and 0x50 <= expr[0] <= 0x6f:
+        return expr[0] - 0x50
+    if expr[0] == 0x90:
+        try:
+            r, end = uleb128(expr, 1)
+        except Exception:
+            return None
+        return r if end == len(expr) else None
+    return None

@@ -7,9 +7,12 @@ What is worked out for one walk is kept in the walk's ``derived`` store
 (lives one stop, with the walk); what depends only on DWARF (plans.py), in the
 module's cache.
 """
-from ..frame import FrameKind
+from ..frame import Frame, FrameKind
+from ..unwind.cfi import cfi_rule_at
+from ..unwind.modules import function_at as symbol_function_at
 from .entry import call_site_entry_regs
 from .scopes import function_at, scopes_at
+from .tailcalls import tail_call_chain
 
 
 def frame_scopes(frame):
@@ -24,17 +27,103 @@ def frame_scopes(frame):
         return []
 
 
+def call_levels(walk):
+    """The walk's frames and, between a callee and its caller, the tail-call frames DWARF's
+    call sites show (kind "tailcall"), outermost last: what GDB's bt counts as frames
+    before inline calls.  Made once per walk (``walk.derived``)."""
+    levels = walk.derived.get("levels")
+    if levels is None:
+        levels = []
+        physical = []
+        libraries = None
+        for i, frame in enumerate(walk):
+            physical.append(len(levels))
+            levels.append(frame)
+            if i + 1 < len(walk):
+                if libraries is None:
+                    libraries = [(lib.module, lib.base)
+                                 for lib in frame.walker.process_state.library_state.get_libraries()]
+                levels.extend(_tail_frames(frame, walk[i + 1], libraries))
+        walk.derived["levels"] = levels
+        walk.derived["physical-levels"] = physical
+    return levels
+
+
+def register_view(walk, level):
+    """The registers GDB sees in the frame at ``level`` (of call_levels): what the walk
+    recovered there, and for every register it did not, the inner frame's value.  GDB
+    unwinds a register its unwind rules do not mention as unchanged ("same value",
+    DWARF2_FRAME_REG_UNSPECIFIED), so a variable its location list still places in a
+    caller-saved register prints that register's current value; values shown as GDB
+    shows them need the same view.  Kept per walk."""
+    views = walk.derived.get("register-views")
+    levels = call_levels(walk)
+    if views is None:
+        views = walk.derived["register-views"] = []
+    while len(views) <= level:
+        k = len(views)
+        frame = levels[k]
+        if k == 0:
+            views.append(frame.regs)
+        else:
+            view = dict(views[k - 1])
+            view.update(frame.regs)
+            views.append(view)
+    return views[level]
+
+
+def level_of(walk, index):
+    """The level (index into call_levels) of the walk's physical frame ``index``."""
+    call_levels(walk)
+    return walk.derived["physical-levels"][index]
+
+
+def _tail_frames(callee, caller, libraries):
+    """The tail-call frames between ``callee`` and ``caller``, innermost first: only where
+    GDB looks for them, below a caller that called (not one a signal interrupted) and
+    above a callee its CFI unwinds."""
+    if callee.kind == FrameKind.SIGNAL or caller.non_call or caller.kind == FrameKind.SIGNAL:
+        return []
+    lib, clib = callee.library, caller.library
+    if lib is None or lib.module is None or clib is None or clib.module is None:
+        return []
+    pc = callee.lookup_pc - lib.base
+    try:
+        if cfi_rule_at(lib.module, pc) is None:
+            return []
+        fn = function_at(lib.module, pc)
+    except Exception:   # unreadable DWARF or CFI: no tail-call frames
+        return []
+    if fn is not None:
+        entry = fn.entry_pc + lib.base
+    else:
+        bounds = symbol_function_at(callee.walker.process_state, callee.lookup_pc)
+        if bounds is None:
+            return []
+        entry = bounds[0]
+    out = []
+    for site in tail_call_chain(clib.module, clib.base, caller.ra, entry, libraries):
+        regs = dict(caller.regs)
+        pc_reg = callee.walker.process_state.arch.pc
+        regs[pc_reg] = site.abs_pc
+        tail = Frame(site.abs_pc, caller.sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
+        tail.kind = FrameKind.TAILCALL
+        tail.trust = "tailcall"
+        out.append(tail)
+    return out
+
+
 class LazyEntryRegs:
     """The entry values of a frame's parameters, worked out only if a location asks
     (DW_OP_entry_value): most frames never do."""
-    __slots__ = ("walk", "index", "regs")
+    __slots__ = ("walk", "level", "outermost", "regs")
 
-    def __init__(self, walk, index):
-        self.walk, self.index, self.regs = walk, index, None
+    def __init__(self, walk, level, outermost=None):
+        self.walk, self.level, self.outermost, self.regs = walk, level, outermost, None
 
     def _get(self):
         if self.regs is None:
-            self.regs = entry_regs(self.walk, self.index)
+            self.regs = entry_regs(self.walk, self.level, self.outermost)
         return self.regs
 
     def get(self, regno, default=None):
@@ -50,23 +139,29 @@ class LazyEntryRegs:
         return bool(self._get())
 
 
-def entry_regs(walk, index):
-    """{regno: value} the frame's parameters had on entry, from its caller's call site
-    (DW_TAG_call_site), computed once per walk from the outermost frame inward as GDB
-    does for DW_OP_entry_value; {} where the chain of calls is broken (a signal)."""
-    memo = walk.derived.setdefault("entry-regs", {})
-    if index in memo:
-        return memo[index]
+def entry_regs(walk, level, outermost=None):
+    """{regno: value} the parameters of the frame at ``level`` (of call_levels) had on
+    entry, from its caller's call site (DW_TAG_call_site; a tail-call frame's is its jump),
+    computed once per walk from the outermost frame inward as GDB does for
+    DW_OP_entry_value; {} where the chain of calls is broken (a signal).  ``outermost``:
+    the last level shown when a backtrace stops short (past main), which then has no caller."""
+    levels = call_levels(walk)
+    memo = walk.derived.setdefault(("entry-regs", outermost), {})
+    if level in memo:
+        return memo[level]
+    if outermost is not None and level >= outermost:
+        memo[level] = {}
+        return memo[level]
     todo = []
-    j = index
-    while j not in memo and j + 1 < len(walk):
+    j = level
+    while j not in memo and j + 1 < len(levels) and (outermost is None or j < outermost):
         todo.append(j)
         j += 1
     if j not in memo:
         memo[j] = {}
     ps = walk[0].walker.process_state
     for i in reversed(todo):
-        callee, caller = walk[i], walk[i + 1]
+        callee, caller = levels[i], levels[i + 1]
         regs = {}
         clib, lib = caller.library, callee.library
         if (clib is not None and clib.module is not None and lib is not None
@@ -75,7 +170,7 @@ def entry_regs(walk, index):
             try:
                 fn = function_at(lib.module, callee.lookup_pc - lib.base)
                 regs = call_site_entry_regs(
-                    clib.module, caller.ra - clib.base, regs=caller.regs, cfa=caller.cfa,
+                    clib.module, caller.ra - clib.base, regs=register_view(walk, i + 1), cfa=caller.cfa,
                     read_mem=ps.read_memory, bias=clib.base,
                     callee_entry=(fn.entry_pc if fn is not None else None), callee_module=lib.module,
                     callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,
@@ -83,4 +178,4 @@ def entry_regs(walk, index):
             except Exception:
                 regs = {}
         memo[i] = regs
-    return memo[index]
+    return memo[level]
