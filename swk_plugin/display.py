@@ -8,6 +8,7 @@ Frames); this layer only reads debug information about them.
 from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
+from .linux.tls import tls_block
 from .locals.frames import LazyEntryRegs, call_levels, frame_scopes, level_of, register_view
 
 INLINE = "inline"
@@ -91,6 +92,14 @@ def variables(shown, walk, summary_args=False, args_only=False):
 
     cfa = frame.cfa
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
+    printer = getattr(frame.walker, "value_printer", None)
+    scope_depth = 0
+    if printer is not None:
+        scopes = frame_scopes(frame)
+        scope_depth = scopes.index(shown.scope) if shown.scope in scopes else 0
+
+    def tls_base():
+        return tls_block(ps, lib, frame.thread)
 
     def render(planned, summary):
         var, plan, tname = planned
@@ -107,11 +116,19 @@ def variables(shown, walk, summary_args=False, args_only=False):
         try:
             vv = read_variable(var, addr=addr, regs=regs, cfa=frame.cfa,
                                read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                               entry_regs=entry, libraries=libraries, reg_size=reg_size)
+                               entry_regs=entry, libraries=libraries, reg_size=reg_size,
+                               register_value=ps.arch.register_value, tls_base=tls_base)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary)
             tname = type_name(vv.type)
         except Exception as exc:
             value = f"<error reading variable {var.name} ({exc})>"
+        if printer is not None and vv is not None and _whole(vv) and _aggregate(vv.type):
+            try:
+                theirs = printer(PrintRequest(shown, var, vv, scope_depth, summary))
+            except Exception:   # the debugger's printer failing leaves swk's own text
+                theirs = None
+            if theirs is not None:
+                value = theirs
         out = {"name": var.name, "type": tname, "value": value}
         if var.is_param:
             try:
@@ -126,3 +143,42 @@ def variables(shown, walk, summary_args=False, args_only=False):
         return out
     return ([render(v, summary_args) for v in args],
             [] if args_only else [render(v, False) for v in locals_])
+
+
+class PrintRequest:
+    """What a debugger's value printer (``Walker.value_printer``) is asked to print: a
+    variable of a shown frame whose value swk has read (``value``: a VarValue with its
+    bytes and, when in memory, its address).  ``scope_depth``: how many inlined calls
+    lie inside the variable's scope at the frame's pc (0: the innermost scope);
+    ``summary``: for a frame line (GDB's ``print frame-arguments scalars``)."""
+    __slots__ = ("shown", "var", "value", "scope_depth", "summary")
+
+    def __init__(self, shown, var, value, scope_depth, summary=False):
+        self.shown, self.var, self.value, self.scope_depth = shown, var, value, scope_depth
+        self.summary = summary
+
+    @property
+    def pc(self):
+        """The address whose blocks hold the variable (the frame's lookup pc)."""
+        return self.shown.frame.lookup_pc
+
+
+def _whole(vv):
+    """A value read completely: a debugger may print it."""
+    return (vv.data is not None and not vv.optimized_out and not vv.unavailable and not vv.error
+            and vv.opt_mask is None and not vv.synthetic)
+
+
+def _aggregate(t):
+    """A struct, class or union, or a reference to one (through typedefs): the values a
+    debugger's pretty-printers and data formatters are written for."""
+    for _ in range(64):
+        if t is None:
+            return False
+        if t.kind in ("struct", "class", "union"):
+            return True
+        if t.kind in ("typedef", "ref", "rref", "const", "volatile"):
+            t = t.target
+            continue
+        return False
+    return False

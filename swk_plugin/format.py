@@ -5,6 +5,7 @@ import os
 from .display import ShownFrame, shown_frames, variables
 from .elf.demangle import strip_params
 from .frame import FrameKind
+from .locals.frames import has_symtab
 
 
 def frame_info(frame, level, shown=None):
@@ -162,7 +163,8 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full):
         lines.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(sf, info, first), args=args))
         if full:
             if found is None or not found[1]:
-                lines.append("No locals." if found is not None else "No symbol table info available.")
+                lines.append("No locals." if found is not None or has_symtab(sf.frame)
+                             else "No symbol table info available.")
             else:
                 lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
     more = levels[-1] < len(shown) - 1 if len(levels) else False

@@ -74,6 +74,7 @@ class ProcessState(abc.ABC):
         self._pages = {}
         self._bad_pages = set()
         self._regs = {}
+        self._fpregs = {}
         self._region_index = None
         self.generation = 0
         #: What this stop's memory and registers decide (dropped by invalidate()).
@@ -91,6 +92,17 @@ class ProcessState(abc.ABC):
     @abc.abstractmethod
     def get_thread_ids(self):
         """The target's threads."""
+
+    def read_thread_named_register(self, thread, name):
+        """A register outside the general set by the back-end's name for it (the thread
+        pointer, ``arch.thread_pointer``), as an integer; None where it cannot be read."""
+        return None
+
+    def read_thread_fp_register(self, thread, regno):
+        """The bytes of floating-point or vector register ``regno`` (one of
+        ``arch.fp_registers``) in the innermost frame of ``thread``; None where the
+        back-end cannot read it."""
+        return None
 
     def get_default_thread(self):
         threads = self.get_thread_ids()
@@ -141,6 +153,7 @@ class ProcessState(abc.ABC):
         self._pages.clear()
         self._bad_pages.clear()
         self._regs.clear()
+        self._fpregs.clear()
         self._region_index = None
         self.cache.clear()
         self.generation += 1
@@ -167,6 +180,39 @@ class ProcessState(abc.ABC):
             return regs[reg]
         except KeyError:
             raise RegisterError(f"register {self.arch.reg_name(reg)} unavailable") from None
+
+    def get_thread_pointer(self, thread=None):
+        """The thread pointer of ``thread`` (where its TLS blocks are found from)."""
+        if thread is None:
+            thread = self.get_default_thread()
+        name = self.arch.thread_pointer
+        if name is None:
+            raise RegisterError(f"swk does not know the thread pointer of {self.arch.name}")
+        regs = self.get_registers(thread)
+        if name not in regs:
+            regs[name] = self.read_thread_named_register(thread, name)
+        if regs[name] is None:
+            raise RegisterError(f"register {name} unavailable")
+        return regs[name]
+
+    def get_fpreg_value(self, reg, thread=None):
+        """The bytes of a floating-point or vector register (DWARF number or name) of
+        ``thread``'s innermost frame (libunwind's access_fpreg, reading only): read once
+        per stop, only when asked, since most walks never need one."""
+        if thread is None:
+            thread = self.get_default_thread()
+        if isinstance(reg, str):
+            reg = self.arch.fp_register_number(reg)
+        key = (thread, reg)
+        if key not in self._fpregs:
+            if reg not in self.arch.fp_registers:
+                raise RegisterError(f"register {reg} is not a floating-point or vector register "
+                                    f"of {self.arch.name}")
+            self._fpregs[key] = self.read_thread_fp_register(thread, reg)
+        value = self._fpregs[key]
+        if value is None:
+            raise RegisterError(f"register {self.arch.fp_register_name(reg)} unavailable")
+        return value
 
     def _page(self, base):
         page = self._pages.get(base)

@@ -8,6 +8,7 @@ walk ends with a stated reason and within a frame cap.
 from . import __version__
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
+from .linux.tls import tls_block
 from .locals import function_at as dwarf_function_at, frame_variables as dwarf_frame_variables, read_variable
 from .locals.frames import entry_regs, frame_scopes, level_of, register_view
 from .stepper import Gcf, Note
@@ -77,6 +78,10 @@ class Walker:
         self.frame_cap = frame_cap
         #: (stepper name, exception) for every unexpected error a stepper raised (swk debug shows them).
         self.stepper_errors = []
+        #: A debugger's own value formatting, asked for the values of structs and classes
+        #: (display.PrintRequest -> text, or None to keep swk's), so GDB's pretty-printers
+        #: and LLDB's data formatters apply; None: swk prints every value itself.
+        self.value_printer = None
         libs = process_state.library_state
         if libs is not None:
             libs.add_listener(stepper_group.new_library_notification)
@@ -316,10 +321,12 @@ class Walker:
         ps = self.process_state
         try:
             vv = read_variable(variable, addr=addr, regs=register_view(walk, level_of(walk, frame_index)),
-                               cfa=frame.cfa,
-                                      read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                      entry_regs=entry_regs(walk, level_of(walk, frame_index)),
-                                      libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size)
+                               cfa=frame.cfa, read_mem=ps.read_memory, bias=lib.base,
+                               ptr_size=ps.arch.ptr_size,
+                               entry_regs=entry_regs(walk, level_of(walk, frame_index)),
+                               libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size,
+                               register_value=ps.arch.register_value,
+                               tls_base=lambda: tls_block(ps, lib, frame.thread))
         except Exception:
             return Glvv.EUNKNOWN, None
         if vv.data is None or vv.optimized_out or vv.unavailable or vv.error or getattr(vv, "opt_mask", None):

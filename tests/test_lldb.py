@@ -382,7 +382,7 @@ def _contract_errors(swk_threads: list[dict]) -> list[str]:
             if missing:
                 errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
                 break
-            if f.get("kind") not in ("normal", "signal", "inline"):
+            if f.get("kind") not in ("normal", "signal", "inline", "tailcall"):
                 errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
                 break
     return errs

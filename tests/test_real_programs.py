@@ -412,7 +412,7 @@ def swk_thread_errors(st: dict, tag: str, entry: int | None) -> list[str]:
         errs.append(f"{tag}: frame 0 trust {frames[0].get('trust')!r}")
     prev = None
     for f in frames:
-        if f.get("kind") == "inline":
+        if T._is_virtual(f):     # inline and tail-call frames share their caller's sp
             continue
         if prev is not None:
             if f.get("trust") not in TRUSTS:

@@ -16,6 +16,8 @@ modules (see arch/x86_64/):
 """
 import importlib
 
+from . import x87
+
 
 class lazy_module:
     """A class attribute naming a module imported on first use: an architecture's
@@ -48,6 +50,15 @@ class Architecture:
     general = ()
     signal_frame = calls = prologue = analysis = scan = regsets = None
     capstone_mode = None
+    #: Floating-point and vector registers by DWARF number: (bytes, the names debuggers
+    #: may give it, widest first).  Back-ends read them only when a value lives in one.
+    fp_registers = {}
+    #: Those of them in the x87 format: a float or double there is converted (x87.py).
+    x87_registers = frozenset()
+    #: The thread pointer's name in a general register set (regsets, debuggers), and where
+    #: a module's static TLS block lies from it: variant 2 below it (x86), 1 above it.
+    thread_pointer = None
+    tls_variant = 2
 
     def __init__(self):
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
@@ -67,6 +78,24 @@ class Architecture:
     def reg_size(self, regno):
         """Bytes of the register with DWARF number ``regno``."""
         return self.ptr_size
+
+    def fp_register_name(self, regno):
+        """The narrowest debugger name of FP/vector register ``regno`` (xmm0, st0)."""
+        entry = self.fp_registers.get(regno)
+        return entry[1][-1] if entry else f"r{regno}"
+
+    def fp_register_number(self, name):
+        for regno, (_size, names) in self.fp_registers.items():
+            if name in names:
+                return regno
+        raise KeyError(name)
+
+    def register_value(self, regno, raw, float_size=None):
+        """The bytes a value of ``float_size`` bytes (a floating type; None: any other
+        type) has when it lives in register ``regno`` holding ``raw``."""
+        if float_size is not None and regno in self.x87_registers:
+            return x87.convert(raw, float_size)
+        return raw
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")

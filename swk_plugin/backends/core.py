@@ -104,6 +104,17 @@ class CoreProcessState(ProcessState):
             raise RegisterError(f"no thread {thread} in core file {self.core.path}")
         return dict(self.core.threads[i].regs)
 
+    def read_thread_fp_register(self, thread, regno):
+        i = self._index.get(thread)
+        unpack = getattr(self.arch.regsets, "unpack_fp_notes", None)
+        if i is None or unpack is None:
+            return None
+        t = self.core.threads[i]
+        memo = self.cache.memo("fp-registers")
+        if thread not in memo:
+            memo.put(thread, unpack(t.notes))
+        return memo[thread].get(regno)
+
     def get_thread_ids(self):
         return [t.tid for t in self.core.threads]
 

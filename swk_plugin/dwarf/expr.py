@@ -98,14 +98,17 @@ def _op_name(op):
 
 
 def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=(), frame_base=None,
-             cfa=None, max_steps=10000, entry_value=None, addr_base_lookup=None, base_type=None):
+             cfa=None, max_steps=10000, entry_value=None, addr_base_lookup=None, base_type=None,
+             tls_address=None):
     """Run ``expr`` and return an ExprResult.
 
     read_reg(regno) -> int and read_mem(addr, size) -> bytes supply the frame's
     state; frame_base and cfa may be ints or zero-argument callables (evaluated
     only if the expression asks).  Optional hooks: entry_value(expr_bytes) -> int,
     addr_base_lookup(index) -> int (DW_OP_addrx/constx, .debug_addr), and
-    base_type(die_offset) -> (byte_size, is_signed) for the typed operations.
+    base_type(die_offset) -> (byte_size, is_signed) for the typed operations, and
+    tls_address(offset) -> the address of a thread-local variable at that offset in the
+    expression's module's TLS block (DW_OP_form_tls_address, DW_OP_GNU_push_tls_address).
     Memory failures raise MemoryReadError; everything else raises ExprError.
     """
     bits = ptr_size * 8
@@ -404,6 +407,8 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 except DecodeError as exc:
                     raise ExprError(f"DW_OP_GNU_encoded_addr: {exc}") from None
                 push((v or 0) & mask)
+            elif op in (0x9B, 0xE0) and tls_address is not None:   # form_tls_address
+                push(tls_address(pop()) & mask)
             elif op in _UNSUPPORTED:
                 raise ExprError(_UNSUPPORTED[op])
             else:

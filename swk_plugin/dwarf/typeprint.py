@@ -35,7 +35,51 @@ def canon(name):
             name = rx.sub(rep, name)
     if "const " in name:
         name = _CONST_FIRST.sub(r"\1\2 const", name)
+        if "const " in name:
+            name = _const_after_templates(name)
     return name
+
+
+def _const_after_templates(name):
+    """``<const std::basic_string<char>, int>`` -> ``<std::basic_string<char> const, int>``:
+    _CONST_FIRST for names with template arguments (balanced ``<...>``)."""
+    out = []
+    i = 0
+    n = len(name)
+    while i < n:
+        j = name.find("const ", i)
+        if j < 0:
+            out.append(name[i:])
+            break
+        k = j - 1
+        if k >= 0 and name[k] == " ":
+            k -= 1
+        if k < 0 or name[k] not in "<(,":
+            out.append(name[i:j + 6])
+            i = j + 6
+            continue
+        # the qualified name after "const ": identifiers, "::" and balanced <...>
+        p = j + 6
+        depth = 0
+        while p < n:
+            c = name[p]
+            if c == "<":
+                depth += 1
+            elif c == ">":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and not (c.isalnum() or c in "_:"):
+                if not (c == " " and name.startswith("<", p + 1)):
+                    break
+            p += 1
+        if p == j + 6 or p >= n or name[p] not in "&*,>)":
+            out.append(name[i:j + 6])
+            i = j + 6
+            continue
+        out.append(name[i:j] + name[j + 6:p] + " const")
+        i = p
+    return "".join(out)
 
 
 class _T:

@@ -141,8 +141,15 @@ class ElfModule:
             except (struct.error, ValueError, OverflowError) as exc:
                 raise BadFileError(f"{self.name}: bad program headers ({exc})") from None
             self._notes_align = {r[4]: r[6] for r in rows if r[0] == "PT_NOTE"}
+            self._tls = next(((r[2], r[6]) for r in rows if r[0] == "PT_TLS"), None)
             self._segments = [r[:6] for r in rows]
         return self._segments
+
+    def tls_segment(self):
+        """(p_memsz, p_align) of the PT_TLS segment (the module's thread-local block),
+        or None."""
+        self._load_segments()
+        return self._tls
 
     def segments(self, p_type=None):
         return [s for s in self._load_segments() if p_type is None or s[0] == p_type]

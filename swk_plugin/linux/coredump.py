@@ -50,7 +50,7 @@ class FileMapping(collections.namedtuple("FileMapping", "start end offset path")
 
 class CoreThread:
     """One NT_PRSTATUS: an OS thread and its registers at the time of the dump."""
-    __slots__ = ("tid", "regs", "signal", "siginfo", "fpregs", "xstate",
+    __slots__ = ("tid", "regs", "signal", "siginfo", "fpregs", "xstate", "notes",
                  "ppid", "pgrp", "sid", "sigpend", "sighold", "arch")
 
     def __init__(self, tid, regs, signal, arch):
@@ -58,6 +58,9 @@ class CoreThread:
         self.siginfo = None
         self.fpregs = None   # NT_FPREGSET: raw user_fpregs_struct
         self.xstate = None   # NT_X86_XSTATE: raw XSAVE area
+        #: The thread's register-set notes by type (NT_FPREGSET and the "LINUX" ones):
+        #: the architecture's regsets unpack what it needs (unpack_fp_notes).
+        self.notes = {}
         self.ppid = self.pgrp = self.sid = None
         self.sigpend = self.sighold = 0
 
@@ -148,9 +151,10 @@ class CoreFile(ElfCore):
                         self.siginfo = si
             elif ntype == NT_FPREGSET:
                 if self._cur_thread is not None:
-                    self._cur_thread.fpregs = bytes(desc)
-        elif name == b"LINUX" and ntype == NT_X86_XSTATE:
-            if self._cur_thread is not None:
+                    self._cur_thread.fpregs = self._cur_thread.notes[ntype] = bytes(desc)
+        elif name == b"LINUX" and self._cur_thread is not None:
+            self._cur_thread.notes.setdefault(ntype, bytes(desc))
+            if ntype == NT_X86_XSTATE:
                 self._cur_thread.xstate = bytes(desc)
 
     def _note_prstatus(self, desc, where):

@@ -54,6 +54,18 @@ def link_map(read_pointer, read, r_debug, ptr_size, limit=MAX_OBJECTS):
     return out
 
 
+def link_map_nodes(read_pointer, r_debug, ptr_size, limit=MAX_OBJECTS):
+    """[(node address, l_addr, l_name pointer)] of r_debug's list, in list order."""
+    out = []
+    seen = set()
+    lm = read_pointer(r_debug + ptr_size)
+    while lm and lm not in seen and len(out) < limit:
+        seen.add(lm)
+        out.append((lm, read_pointer(lm), read_pointer(lm + ptr_size)))
+        lm = read_pointer(lm + 3 * ptr_size)
+    return out
+
+
 def r_brk(read_pointer, r_debug, ptr_size):
     """r_debug.r_brk: where the dynamic linker calls on every library change."""
     return read_pointer(r_debug + 2 * ptr_size)

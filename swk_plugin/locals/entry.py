@@ -204,6 +204,8 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
             continue
         if res.kind in ("memory", "value"):
             out[r] = res.value
+        elif res.kind == "implicit":          # a typed value (DW_OP_const_type, regval_type)
+            out[r] = bytes(res.value)
         elif res.kind == "register":
             v = regs.get(res.value)
             if v is not None:

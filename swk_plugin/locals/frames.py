@@ -7,11 +7,12 @@ What is worked out for one walk is kept in the walk's ``derived`` store
 (lives one stop, with the walk); what depends only on DWARF (plans.py), in the
 module's cache.
 """
+from ..errors import SwkError
 from ..frame import Frame, FrameKind
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
 from .entry import call_site_entry_regs
-from .scopes import function_at, scopes_at
+from .scopes import function_at, scopes_at, unit_at
 from .tailcalls import tail_call_chain
 
 
@@ -25,6 +26,16 @@ def frame_scopes(frame):
         return scopes_at(lib.module, frame.lookup_pc - lib.base)
     except Exception:
         return []
+
+
+def has_symtab(frame):
+    """Whether DWARF covers the frame's pc though no function's scope does (a signal
+    trampoline inside libc's debug info): GDB prints "No locals." there."""
+    lib = frame.library
+    if lib is None or lib.module is None:
+        return False
+    pc = frame.ra if frame.kind == FrameKind.SIGNAL else frame.lookup_pc
+    return unit_at(lib.module, pc - lib.base)
 
 
 def call_levels(walk):
@@ -49,13 +60,70 @@ def call_levels(walk):
     return levels
 
 
+class RegisterView(dict):
+    """A frame's registers as GDB sees them (see register_view): the general registers
+    in the dict; a floating-point or vector register only when a location names one,
+    from ``fp_source`` (the thread's own registers for the innermost frames, the fpstate
+    of a signal frame for the code it interrupted)."""
+    __slots__ = ("fp_source",)
+
+    def __init__(self, regs=(), fp_source=None):
+        super().__init__(regs)
+        self.fp_source = fp_source
+
+    def get(self, regno, default=None):
+        value = dict.get(self, regno, _MISSING)
+        if value is not _MISSING:
+            return value
+        if self.fp_source is not None:
+            value = self.fp_source(regno)
+            if value is not None:
+                return value
+        return default
+
+
+_MISSING = object()
+
+
+def _thread_fp_source(ps, thread):
+    fp_regs = ps.arch.fp_registers
+
+    def source(regno):
+        if regno not in fp_regs:
+            return None
+        try:
+            return ps.get_fpreg_value(regno, thread)
+        except SwkError:
+            return None
+    return source
+
+
+def _signal_fp_source(ps, trampoline):
+    """The FP registers of the code a signal interrupted, from its signal frame."""
+    reader = getattr(ps.arch.signal_frame, "fp_registers", None)
+    saved = []
+
+    def source(regno):
+        if reader is None or regno not in ps.arch.fp_registers:
+            return None
+        if not saved:
+            try:
+                saved.append(reader(ps.read_memory, trampoline.sp))
+            except (SwkError, ValueError):
+                saved.append({})
+        return saved[0].get(regno)
+    return source
+
+
 def register_view(walk, level):
     """The registers GDB sees in the frame at ``level`` (of call_levels): what the walk
     recovered there, and for every register it did not, the inner frame's value.  GDB
     unwinds a register its unwind rules do not mention as unchanged ("same value",
     DWARF2_FRAME_REG_UNSPECIFIED), so a variable its location list still places in a
     caller-saved register prints that register's current value; values shown as GDB
-    shows them need the same view.  Kept per walk."""
+    shows them need the same view.  Floating-point registers go the same way, except
+    through a signal frame, whose saved fpstate swk reads (GDB shows the handler's
+    registers there).  Kept per walk."""
     views = walk.derived.get("register-views")
     levels = call_levels(walk)
     if views is None:
@@ -63,10 +131,15 @@ def register_view(walk, level):
     while len(views) <= level:
         k = len(views)
         frame = levels[k]
+        ps = frame.walker.process_state
         if k == 0:
-            views.append(frame.regs)
+            views.append(RegisterView(frame.regs, _thread_fp_source(ps, frame.thread)))
         else:
-            view = dict(views[k - 1])
+            inner = views[k - 1]
+            source = inner.fp_source
+            if levels[k - 1].kind == FrameKind.SIGNAL:
+                source = _signal_fp_source(ps, levels[k - 1])
+            view = RegisterView(inner, source)
             view.update(frame.regs)
             views.append(view)
     return views[level]
@@ -165,7 +238,7 @@ def entry_regs(walk, level, outermost=None):
         regs = {}
         clib, lib = caller.library, callee.library
         if (clib is not None and clib.module is not None and lib is not None
-                and lib.module is not None and not callee.non_call and callee.kind != FrameKind.SIGNAL
+                and lib.module is not None and callee.kind != FrameKind.SIGNAL
                 and not caller.non_call):
             try:
                 fn = function_at(lib.module, callee.lookup_pc - lib.base)

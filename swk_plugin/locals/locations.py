@@ -15,6 +15,7 @@ from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
 from .dwarfconst import *  # noqa: F401,F403
+from .loclists import _relocate, find_location_expr, is_loclist
 from .scopes import Variable
 from .symbolize import library_pairs, make_symbolizer, module_symbolizer
 from .types import Type, strip_typedefs
@@ -75,198 +76,6 @@ class OptimizedOut(Exception):
     pass
 
 
-# --- DWARF expression operand walking (to relocate DW_OP_addr) -----------------------------
-
-def _skip_leb(code, pos):
-    while code[pos] & 0x80:
-        pos += 1
-    return pos + 1
-
-
-def _relocate(code, bias, ptr_size, offsz=4):
-    """The expression with every DW_OP_addr operand moved by ``bias`` (same length, so
-    branch offsets stay right)."""
-    if not bias or 0x03 not in code:
-        return code
-    out = bytearray(code)
-    pos = 0
-    n = len(code)
-    fixed = {0x08: 1, 0x09: 1, 0x0a: 2, 0x0b: 2, 0x0c: 4, 0x0d: 4, 0x0e: 8, 0x0f: 8, 0x15: 1,
-             0x28: 2, 0x2f: 2, 0x94: 1, 0x95: 1, 0x98: 2, 0x99: 4, 0xfa: 4}
-    one_leb = {0x10, 0x11, 0x23, 0x90, 0x91, 0x93, 0xa1, 0xa2, 0xa8, 0xa9, 0xf7, 0xf9, 0xfb, 0xfc}
-    mask = (1 << (8 * ptr_size)) - 1
-    try:
-        while pos < n:
-            op = code[pos]
-            pos += 1
-            if op == 0x03:
-                v = int.from_bytes(code[pos:pos + ptr_size], "little")
-                out[pos:pos + ptr_size] = ((v + bias) & mask).to_bytes(ptr_size, "little")
-                pos += ptr_size
-            elif 0x70 <= op <= 0x8f:
-                pos = _skip_leb(code, pos)
-            elif op in fixed:
-                pos += fixed[op]
-            elif op in one_leb:
-                pos = _skip_leb(code, pos)
-            elif op in (0x92, 0x9d, 0xa5, 0xf5):        # bregx, bit_piece, regval_type
-                pos = _skip_leb(code, _skip_leb(code, pos))
-            elif op in (0x9e, 0xa3, 0xf3):              # implicit_value, entry_value
-                ln, pos = uleb128(code, pos)
-                pos += ln
-            elif op in (0xa0, 0xf2):                    # implicit_pointer
-                pos = _skip_leb(code, pos + offsz)
-            elif op in (0xa4, 0xf4):                    # const_type
-                pos = _skip_leb(code, pos)
-                pos += 1 + code[pos]
-            elif op in (0xa6, 0xf6):                    # deref_type
-                pos = _skip_leb(code, pos + 1)
-            elif op == 0x9a or op == 0xfd:              # call_ref, variable_value
-                pos += offsz
-            elif op == 0xf1:                            # GNU_encoded_addr: give up
-                return bytes(out)
-    except Exception:                                   # truncated: relocate what was seen
-        pass
-    return bytes(out)
-
-
-# --- location lists ------------------------------------------------------------------------
-
-def _loclists_base(d, cu):
-    cache = d.module.cache.memo("loclists-base")
-    b = cache.get(cu.offset)
-    if b is None:
-        a = d.unit_attrs(cu).get(AT_loclists_base)
-        b = cache.put(cu.offset, a[1] if a is not None and isinstance(a[1], int) else (12 if cu.offsz == 4 else 20))
-    return b
-
-
-def find_location_expr(d, cu, form, value, addr, func_entry=None):
-    """The expression of a location list that applies at unbiased ``addr`` (None: the
-    variable has no location there).  DWARF 5 .debug_loclists (all DW_LLE_* kinds,
-    DW_FORM_loclistx) and DWARF 2-4 .debug_loc (base-address entries included)."""
-    little = d.little
-    asz = cu.addr_size
-    base = cu.low_pc or 0
-    if cu.version >= 5:
-        # inflate a compressed .debug_loclists only as far as this list (libc's is 1.4 MB)
-        secs = d.secs
-        if form == FORM_loclistx or (isinstance(value, tuple) and value[0] == "loclistx"):
-            idx = value[1] if isinstance(value, tuple) else value
-            lb = _loclists_base(d, cu)
-            p = lb + idx * cu.offsz
-            sec = secs.upto(".debug_loclists", p + cu.offsz)
-            if sec is None:
-                return None
-            off = lb + int.from_bytes(sec[p:p + cu.offsz], "little" if little else "big")
-        elif isinstance(value, int):
-            off = value
-        else:
-            return None
-        sec = secs.upto(".debug_loclists", off + 4096)
-        if sec is None:
-            return None
-        whole = False
-        pos = off
-        n = len(sec)
-        default = None
-        while pos < n:
-            if not whole and pos + 1024 > n:
-                sec, whole = secs.get(".debug_loclists"), True
-                if sec is None:
-                    return None
-                n = len(sec)
-            kind = sec[pos]
-            pos += 1
-            lo = hi = None
-            if kind == 0:                               # end_of_list
-                break
-            if kind == 1:                               # base_addressx
-                i, pos = uleb128(sec, pos)
-                base = d.address(cu, ("addrx", i)) or 0
-                continue
-            if kind == 6:                               # base_address
-                base = int.from_bytes(sec[pos:pos + asz], "little")
-                pos += asz
-                continue
-            if kind == 2:                               # startx_endx
-                a, pos = uleb128(sec, pos)
-                b, pos = uleb128(sec, pos)
-                lo, hi = d.address(cu, ("addrx", a)), d.address(cu, ("addrx", b))
-            elif kind == 3:                             # startx_length
-                a, pos = uleb128(sec, pos)
-                ln, pos = uleb128(sec, pos)
-                lo = d.address(cu, ("addrx", a))
-                hi = lo + ln if lo is not None else None
-            elif kind == 4:                             # offset_pair
-                a, pos = uleb128(sec, pos)
-                b, pos = uleb128(sec, pos)
-                lo, hi = base + a, base + b
-            elif kind == 5:                             # default_location
-                pass
-            elif kind == 7:                             # start_end
-                lo = int.from_bytes(sec[pos:pos + asz], "little")
-                hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], "little")
-                pos += 2 * asz
-            elif kind == 8:                             # start_length
-                lo = int.from_bytes(sec[pos:pos + asz], "little")
-                pos += asz
-                ln, pos = uleb128(sec, pos)
-                hi = lo + ln
-            else:
-                return None
-            ln, pos = uleb128(sec, pos)
-            if not whole and pos + ln > n:
-                sec, whole = secs.get(".debug_loclists"), True
-                if sec is None:
-                    return None
-                n = len(sec)
-            expr = sec[pos:pos + ln]
-            pos += ln
-            if kind == 5:
-                default = expr
-                continue
-            if lo is None or hi is None:
-                continue
-            if lo == hi and addr == lo and func_entry is not None and addr == func_entry:
-                return expr
-            if lo <= addr < hi:
-                return expr
-        return default
-    sec = d.secs.get(".debug_loc")
-    if sec is None or not isinstance(value, int):
-        return None
-    pos = value
-    n = len(sec)
-    maxaddr = (1 << (8 * asz)) - 1
-    while pos + 2 * asz <= n:
-        lo = int.from_bytes(sec[pos:pos + asz], "little")
-        hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], "little")
-        pos += 2 * asz
-        if lo == 0 and hi == 0:
-            break
-        if lo == maxaddr:
-            base = hi
-            continue
-        ln = int.from_bytes(sec[pos:pos + 2], "little")
-        pos += 2
-        expr = sec[pos:pos + ln]
-        pos += ln
-        lo += base
-        hi += base
-        if lo == hi and addr == lo and func_entry is not None and addr == func_entry:
-            return expr
-        if lo <= addr < hi:
-            return expr
-    return None
-
-
-def is_loclist(form, value):
-    return not isinstance(value, (bytes, bytearray)) and (
-        form in (FORM_sec_offset, FORM_loclistx, 0x06, 0x07)
-        or (isinstance(value, tuple) and value[0] == "loclistx"))
-
-
 # --- register contents ---------------------------------------------------------------------
 
 def _reg_bytes(regs, r, reg_size):
@@ -283,7 +92,8 @@ def _reg_bytes(regs, r, reg_size):
 # --- the frame context ---------------------------------------------------------------------
 
 class FrameCtx:
-    def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None):
+    def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None,
+                 register_value=None, tls_base=None):
         self.var = var
         self.scope = var.scope
         self.fn = var.scope.function
@@ -297,6 +107,11 @@ class FrameCtx:
         self.ptr_size = ptr_size
         #: Bytes of a register by DWARF number (the architecture's); pointer-sized if unknown.
         self.reg_size = reg_size or (lambda _r, n=ptr_size: n)
+        #: The architecture's register_value: a float held in an x87 register is converted.
+        self.register_value = register_value
+        #: The frame's module's TLS block in the frame's thread (a callable: worked out
+        #: only for a thread-local variable).
+        self.tls_base = tls_base
         self.entry_regs = entry_regs
         self.used_entry = set()
         self.used_regs = set()
@@ -357,12 +172,24 @@ class FrameCtx:
         r = None
         if len(block) == 1 and 0x50 <= block[0] <= 0x6f:
             r = block[0] - 0x50
-        elif block[:1] == b"\x90":
+        elif block[:1] in (b"\x90", b"\xa5", b"\xf5"):   # regx, regval_type
             r, _p = uleb128(block, 1)
         if r is None or not self.entry_regs or self.entry_regs.get(r) is None:
             raise OptimizedOut("entry value not known")
         self.used_entry.add(r)
         return self.entry_regs[r]
+
+    def _tls_address(self, offset):
+        if self.tls_base is None:
+            raise ExprError("Cannot access thread-local variables here (no thread)")
+        try:
+            return self.tls_base() + offset
+        except SwkError as exc:
+            raise ExprError(str(exc)) from None
+
+    def _entry_int(self, block):
+        v = self.entry_value(block)
+        return int.from_bytes(bytes(v)[:8], "little") if isinstance(v, (bytes, bytearray)) else v
 
     def evaluate(self, expr, cu, with_fb=True):
         d = self.d
@@ -408,8 +235,8 @@ class FrameCtx:
         try:
             return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=self.ptr_size,
                             frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
-                            entry_value=self.entry_value, addr_base_lookup=addrx,
-                            base_type=base_type)
+                            entry_value=self._entry_int, addr_base_lookup=addrx,
+                            base_type=base_type, tls_address=self._tls_address)
         except ExprError as exc:
             cause = exc.__context__ or exc.__cause__
             if isinstance(cause, OptimizedOut):
@@ -449,7 +276,7 @@ _LAST_LIBS = None
 _CFA_BASE = b"\x9c"
 
 def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_regs=None,
-                  libraries=None, reg_size=None):
+                  libraries=None, reg_size=None, register_value=None, tls_base=None):
     """The value of ``var`` in a frame (see VarValue).
 
     addr: unbiased lookup pc (a caller frame passes its return address - 1, so location
@@ -459,9 +286,12 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     call_site_entry_regs), else such values are optimized out; libraries: the process's
     (module, bias) pairs (or Library objects): pointers then print <symbol> from any of
     them and C++ static members are found across them, as GDB does; reg_size: the
-    architecture's register sizes by DWARF number (default: pointer-sized).
+    architecture's register sizes by DWARF number (default: pointer-sized); register_value:
+    the architecture's conversion of a register's bytes to a value's (x87); tls_base: a
+    callable giving the frame's module's TLS block in the frame's thread.
     """
-    ctx = FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size)
+    ctx = FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size,
+                   register_value, tls_base)
     global _LAST_LIBS
     last = _LAST_LIBS
     if libraries is not None and last is not None and last[0] is libraries:
@@ -628,6 +458,8 @@ def _store(vv, res, size, ctx):
         if rb is None:
             raise OptimizedOut(f"register {res.value} not recovered")
         ctx.used_regs.add(res.value)
+        if ctx.register_value is not None:
+            rb = ctx.register_value(res.value, rb, size if st.kind == "float" else None)
         if size > len(rb):
             raise OptimizedOut(f"value larger than register {res.value}")
         vv.data = rb[:size]

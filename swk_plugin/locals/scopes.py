@@ -596,6 +596,19 @@ def function_at(module, addr):
         return None
 
 
+def unit_at(module, addr):
+    """Whether a compilation unit of the module's DWARF covers unbiased ``addr`` (GDB then
+    has a symbol table there, function or not: "No locals." rather than "No symbol
+    table info available.")."""
+    eng = engine_for(module)
+    if eng is None:
+        return False
+    try:
+        return eng.d.cu_for(addr) is not None
+    except Exception:
+        return False
+
+
 def scopes_at(module, addr):
     """Innermost first: the inlined subroutines containing unbiased ``addr``, then the function."""
     eng = engine_for(module)

@@ -304,7 +304,18 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 pos += size
                 if entry_value is None:
                     raise ExprError("entry value unavailable")
-                stack.append(gen(entry_value(block)))
+                raw = entry_value(block)
+                if block[:1] in (b"\xa5", b"\xf5"):    # a typed register (a float in xmm0)
+                    _r, bpos = uleb128(block, 1)
+                    die, _bpos = uleb128(block, bpos)
+                    t = typ(die)
+                    b = bytes(raw) if isinstance(raw, (bytes, bytearray)) else (raw & mask).to_bytes(ptr_size, "little")
+                    stack.append((_from_bytes(b, t), t) if t is not None
+                                 else gen(int.from_bytes(b[:ptr_size], "little")))
+                else:
+                    if isinstance(raw, (bytes, bytearray)):
+                        raw = int.from_bytes(bytes(raw)[:ptr_size], "little")
+                    stack.append(gen(raw))
             elif op in (0xa4, 0xf4):                     # const_type
                 die, pos = uleb128(code, pos)
                 size = code[pos]

@@ -31,6 +31,10 @@ class X86_64(Architecture):
     regsets = regsets
     #: capstone's (arch, mode) for this instruction set.
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_64")
+    fp_registers = registers.FP_REGISTERS
+    x87_registers = registers.X87
+    thread_pointer = registers.THREAD_POINTER
+    tls_variant = 2
 
     def reg_size(self, regno):
         return registers.reg_size(regno)

@@ -16,7 +16,7 @@ offsets below agree with glibc's own CFI for __restore_rt (DW_OP_breg7
 checks against the installed libc.
 """
 from ...rule import UnwindRule
-from . import registers
+from . import registers, regsets
 
 
 #: rt_sigreturn's syscall number.
@@ -120,3 +120,18 @@ def rule():
         _RULE.append(UnwindRule.at_cfa(registers.sp, CFA_FROM_SP, registers.ra, saved[registers.ra], saved,
                                        signal_frame=True))
     return _RULE[0]
+
+
+def fp_registers(read_mem, tramp_sp):
+    """{DWARF regno: bytes} of the x87/SSE/AVX registers of the code the signal interrupted,
+    from the fpstate the sigcontext points to (Linux resets them for the handler, so the
+    handler's own registers say nothing of the interrupted code's); {} without one."""
+    sc = sigcontext_address(tramp_sp)
+    ptr = int.from_bytes(read_mem(sc + SC_FPSTATE, SLOT), "little")
+    if not ptr:
+        return {}
+    fx = read_mem(ptr, regsets.FXSAVE_SIZE)
+    size = regsets.fpstate_size(fx)
+    if size > regsets.FXSAVE_SIZE:
+        return regsets.unpack_fp(xsave=read_mem(ptr, size))
+    return regsets.unpack_fp(fxsave=fx)

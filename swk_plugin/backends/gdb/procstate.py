@@ -36,6 +36,14 @@ def selected_thread():
     return th if th is not None and th.is_valid() else None
 
 
+def value_bytes(value):
+    """The bytes of a gdb.Value not in memory (a register): GDB 13's Values have no
+    ``bytes``, but cast to an array of bytes of the same size."""
+    size = value.type.sizeof
+    raw = value.cast(gdb.lookup_type("unsigned char").array(size - 1))
+    return bytes(int(raw[i]) for i in range(size))
+
+
 class GdbProcessState(ProcessState):
     def __init__(self, inferior=None):
         self.inferior = inferior or gdb.selected_inferior()
@@ -103,6 +111,23 @@ class GdbProcessState(ProcessState):
             raise ThreadStateError(f"thread {tid} has exited", "has exited") from None
 
     def _read_thread_registers(self, th):
+        mask = (1 << (8 * self.arch.ptr_size)) - 1
+
+        def read(newest):
+            regs = {}
+            for num, name in enumerate(self.arch.dwarf_names):
+                if not name:
+                    continue
+                try:
+                    regs[num] = int(newest.read_register(name)) & mask
+                except (gdb.error, ValueError):
+                    pass
+            return regs
+        return self._on_thread(th, read)
+
+    def _on_thread(self, th, fn):
+        """fn(the thread's newest gdb.Frame), with ``th`` selected meanwhile (GDB reads
+        registers of the selected thread only); the user's selection is put back."""
         if not th.is_valid() or th.is_exited():
             raise ThreadStateError(f"thread {th.num} has exited", "has exited")
         if th.is_running():
@@ -118,17 +143,7 @@ class GdbProcessState(ProcessState):
                 frame = None
             th.switch()
         try:
-            newest = gdb.newest_frame()
-            regs = {}
-            mask = (1 << (8 * self.arch.ptr_size)) - 1
-            for num, name in enumerate(self.arch.dwarf_names):
-                if not name:
-                    continue
-                try:
-                    regs[num] = int(newest.read_register(name)) & mask
-                except (gdb.error, ValueError):
-                    pass
-            return regs
+            return fn(gdb.newest_frame())
         except gdb.error as exc:
             raise RegisterError(str(exc)) from None
         finally:
@@ -139,6 +154,30 @@ class GdbProcessState(ProcessState):
                         frame.select()
                     except gdb.error:
                         pass
+
+    def read_thread_fp_register(self, tid, regno):
+        entry = self.arch.fp_registers.get(regno)
+        if entry is None:
+            return None
+        size, names = entry
+
+        def read(newest):
+            for name in names:
+                try:
+                    value = newest.read_register(name)
+                except (gdb.error, ValueError):
+                    continue
+                return value_bytes(value)
+            return None
+        return self._on_thread(self.gdb_thread(tid), read)
+
+    def read_thread_named_register(self, tid, name):
+        def read(newest):
+            try:
+                return int(newest.read_register(name)) & self.arch.address_mask
+            except (gdb.error, ValueError):
+                return None
+        return self._on_thread(self.gdb_thread(tid), read)
 
     # --- mappings ----------------------------------------------------------------------------
     def memory_regions(self):

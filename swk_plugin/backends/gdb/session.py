@@ -4,6 +4,7 @@ import gdb
 from ...errors import NoProcessError
 from ...walker import DEFAULT_FRAME_CAP, Walker
 from .procstate import TARGET, GdbProcessState, selected_thread
+from .values import GdbValuePrinter
 
 
 class Session:
@@ -38,6 +39,7 @@ class Session:
         w = self._walkers.get(inferior.num)
         if w is None or w.process_state.inferior != inferior or not inferior.is_valid():
             w = Walker(GdbProcessState(inferior), frame_cap=self.frame_cap)
+            w.value_printer = GdbValuePrinter()
             self._walkers[inferior.num] = w
         w.frame_cap = self.frame_cap
         return w

@@ -101,6 +101,21 @@ class LldbProcessState(ProcessState):
     def read_thread_registers(self, tid):
         return frame_registers(self.sb_thread(tid).GetFrameAtIndex(0), self.arch)
 
+    def read_thread_fp_register(self, tid, regno):
+        entry = self.arch.fp_registers.get(regno)
+        if entry is None:
+            return None
+        frame = self.sb_thread(tid).GetFrameAtIndex(0)
+        for name in entry[1]:
+            data = register_bytes(frame, name)
+            if data is not None:
+                return data
+        return None
+
+    def read_thread_named_register(self, tid, name):
+        data = register_bytes(self.sb_thread(tid).GetFrameAtIndex(0), name)
+        return int.from_bytes(data, "little") if data else None
+
     # --- memory --------------------------------------------------------------------------
     def read_raw(self, addr, size):
         err = lldb.SBError()
@@ -283,6 +298,19 @@ class LldbLibraryState(LibraryState):
             return vdso_library(self.ps.read_memory, ehdr)
         except Exception:  # an unreadable vDSO only costs its own frames
             return None
+
+
+def register_bytes(frame, name):
+    """The raw bytes of an SBFrame's register ``name``, or None."""
+    if not frame.IsValid():
+        return None
+    val = frame.FindRegister(name)
+    if not val.IsValid():
+        return None
+    data = val.GetData()
+    err = lldb.SBError()
+    raw = data.ReadRawData(err, 0, data.GetByteSize())
+    return bytes(raw) if err.Success() and raw else None
 
 
 def frame_registers(frame, arch):

@@ -10,6 +10,7 @@ import lldb
 from ...errors import NoProcessError
 from ...walker import DEFAULT_FRAME_CAP, Walker
 from .procstate import LldbProcessState
+from .values import LldbValuePrinter
 
 
 def log_path():
@@ -60,6 +61,7 @@ class Session:
             if len(self._walkers) > 16:
                 self._walkers.clear()
             w = self._walkers[key] = Walker(LldbProcessState(process), frame_cap=self.frame_cap)
+            w.value_printer = LldbValuePrinter(process.GetTarget())
         w.frame_cap = self.frame_cap
         w.process_state.check_stop()
         return w
