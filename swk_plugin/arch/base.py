@@ -68,6 +68,14 @@ class Architecture:
         """Bytes of the register with DWARF number ``regno``."""
         return self.ptr_size
 
+    def gdb_name(self, regno):
+        """GDB's name of the register with DWARF number ``regno`` (None: unknown)."""
+        return self.reg_name(regno) if 0 <= regno < len(self.dwarf_names) else None
+
+    def lldb_name(self, regno):
+        """LLDB's name of the register with DWARF number ``regno`` (None: unknown)."""
+        return self.gdb_name(regno)
+
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")
 

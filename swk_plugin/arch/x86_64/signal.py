@@ -120,3 +120,28 @@ def rule():
         _RULE.append(UnwindRule.at_cfa(registers.sp, CFA_FROM_SP, registers.ra, saved[registers.ra], saved,
                                        signal_frame=True))
     return _RULE[0]
+
+
+class _SignalFrame:
+    """x86-64 has one kind of signal frame: the rt_sigframe (what frame_kind returns)."""
+    name = "rt_sigframe"
+
+    @property
+    def rule(self):
+        return rule()
+
+    @staticmethod
+    def sigcontext_address(sp):
+        return sigcontext_address(sp)
+
+    @staticmethod
+    def frame_end(sp):
+        return frame_end(sp)
+
+
+RT_SIGFRAME = _SignalFrame()
+
+
+def frame_kind(code_at, pc, exact, name=None):
+    """The kind of signal frame a trampoline at ``pc`` returns from: always the rt_sigframe."""
+    return RT_SIGFRAME
