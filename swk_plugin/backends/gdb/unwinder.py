@@ -18,6 +18,7 @@ core file's name) is gathered outside, by events and commands.
 import gdb
 import gdb.unwinder
 
+from ...arch import UnsupportedArchitecture, get_architecture
 from ...errors import MemoryReadError
 from ...frame import Frame
 from ...stepper import Gcf
@@ -46,6 +47,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         self.types = None       # GDB types of the pc, the sp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
         self.arch = None        # the Architecture of the inferior the descriptors are for
+        #: GDB architecture name -> (descriptors, Architecture, types), or False: swk has none
+        self.by_arch = {}
         self.reported = set()   # problems already shown once
         self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
         session.listeners.append(self.forget)
@@ -70,12 +73,28 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         finally:
             TARGET.in_unwinder = False
 
+    def _for_architecture(self, pf):
+        """(register descriptors, swk's Architecture) for the pending frame's architecture,
+        or None when swk has none for it (the unwinder then steps aside, silently).  Kept
+        per GDB architecture: one session may debug a 64-bit and a 32-bit program."""
+        gdb_arch = pf.architecture()
+        name = gdb_arch.name()
+        known = self.by_arch.get(name)
+        if known is None:
+            try:
+                arch = get_architecture(name)
+            except UnsupportedArchitecture:
+                arch = None
+            known = self.by_arch[name] = (
+                ({r.name: r for r in gdb_arch.registers("general")}, arch, {}) if arch is not None else False)
+        return known or None
+
     def _unwind(self, pf):
-        desc = self.descriptors
-        if desc is None:
-            desc = self.descriptors = {r.name: r for r in pf.architecture().registers("general")}
-            self.arch = self.session.walker_for(gdb.selected_inferior()).process_state.arch
-        arch = self.arch
+        known = self._for_architecture(pf)
+        if known is None:
+            return None
+        desc, arch, self.types = known
+        self.descriptors, self.arch = desc, arch
         pc = int(pf.read_register(desc[arch.reg_name(arch.pc)]))
         kind = self.decisions.get(pc)
         if kind is None:
@@ -95,6 +114,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             self.declined.add(key)
             return None  # the CFA GDB will compute from the frame pointer is plausible: its CFI is right
         walker = self.session.walker_for(gdb.selected_inferior())
+        if walker.process_state.arch != arch:
+            return None     # the frame's architecture is not the inferior's: not swk's to unwind
         regs = {arch.pc: pc, arch.sp: sp, arch.fp: fp}
         for regno in arch.callee_saved:
             if regno not in regs:
@@ -159,8 +180,6 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
     def _value(self, value, regno, pf):
         """``value`` as a gdb.Value of the register's own type (GDB wants exactly that)."""
         types = self.types
-        if types is None:
-            types = self.types = {}
         t = types.get(regno)
         if t is None:
             t = types[regno] = pf.read_register(self.arch.reg_name(regno)).type
