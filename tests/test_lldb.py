@@ -53,7 +53,7 @@ PC0_BEGIN, PC0_TAG = "SWK-LLDB-PC0-BEGIN", "SWK-PC0"
 #: swk's frame 0): "SWK-PC0 <index id> <tid> <rip>" per thread.
 PC0_COMMANDS = [f"script print('{PC0_BEGIN}')",
                 f"script for t in lldb.process: print('{PC0_TAG}', t.GetIndexID(), t.GetThreadID(), "
-                "t.GetFrameAtIndex(0).FindRegister('rip').GetValueAsUnsigned())",
+                "t.GetFrameAtIndex(0).FindRegister('pc').GetValueAsUnsigned())",
                 f"script print('{END}')"]
 
 

@@ -46,23 +46,21 @@ def _breg(reg, off):
 
 def realigned_frame(read, start):
     """(end of the idiom, the UnwindRule in the body) if the function at ``start`` opens with
-    GCC's realigning prologue (the module doc), else None."""
-    insns = decode_run(read, start, start + 48)
-    want = [("lea", "ecx, [esp + 4]"), ("and", None), ("push", "dword ptr [ecx - 4]"),
+    GCC's realigning prologue (the module doc), else None.  The scheduler may put other
+    instructions among the idiom's (a ``mov $imm,%eax``, the PIC thunk's call and ``add``):
+    any that leaves %esp, %ebp and %ecx alone is passed over."""
+    insns = decode_run(read, start, start + 64)
+    want = [("lea", "ecx, [esp + 4]"), ("and", "esp, "), ("push", "dword ptr [ecx - 4]"),
             ("push", "ebp"), ("mov", "ebp, esp")]
-    if len(insns) < len(want) + 1:
-        return None
-    for (_a, _n, mn, ops), (wm, wops) in zip(insns, want):
-        if mn != wm or (wops is not None and ops != wops) or (wops is None and not ops.startswith("esp, ")):
-            return None
+    step = 0
     pushed = []
-    for a, n, mn, ops in insns[len(want):]:
-        if mn != "push":
-            eff, _x, _y, flow, _t = classify_memo(mn, ops)
-            if eff == OTHER and flow in (FALL, CALL):
-                continue        # set-up that leaves the stack alone: the PIC thunk's call, add $GOT,%ebx
-            return None
-        if ops == "ecx":
+    for a, n, mn, ops in insns:
+        if step < len(want):
+            wm, wops = want[step]
+            if mn == wm and ops.startswith(wops) and (wm == "and" or ops == wops):
+                step += 1
+                continue
+        elif mn == "push" and ops == "ecx":
             k = -4 * (len(pushed) + 1)
             saved = {registers.fp: RegRule(EXPRESSION, _breg(registers.fp, 0)),
                      registers.ra: RegRule("offset", -4)}
@@ -70,10 +68,12 @@ def realigned_frame(read, start):
                 saved[reg] = RegRule(EXPRESSION, _breg(registers.fp, -4 * (i + 1)))
             cfa = CfaRule(None, 0, _breg(registers.fp, k) + bytes([_DW_OP_DEREF]))
             return a + n, UnwindRule(None, cfa, saved, False, registers.ra)
-        reg = CALLEE_SAVED.get(ops)
-        if reg is None or reg == registers.fp or len(pushed) == 3:
+        elif mn == "push" and ops in CALLEE_SAVED and ops != "ebp" and len(pushed) < 3:
+            pushed.append(CALLEE_SAVED[ops])
+            continue
+        eff, _x, _y, flow, _t = classify_memo(mn, ops)
+        if eff != OTHER or flow not in (FALL, CALL) or ops.split(",", 1)[0] in ("ecx", "cx", "cl"):
             return None
-        pushed.append(reg)
     return None
 
 
