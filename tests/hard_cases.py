@@ -212,8 +212,8 @@ def _m32(hc: HardCase, expected: dict | None = None, twin_expected: dict | None 
 
 def _i386_cases() -> list[HardCase]:
     """The hard cases that are plain C, built with gcc -m32, and one of i386's own: a handler
-    returning into the program's copy of glibc's __restore (an int $0x80 trampoline in .text,
-    no symbol of its own, no CFI), which gdb takes for the function before it."""
+    returning into the program's copy of glibc's __restore (an int $0x80 trampoline in .text
+    named swk_restore, no CFI), which gdb does not recognise."""
     by_id = {h.id: h for h in (*_nocfi_cases(), *_signal_cases(), *_thread_cases(), *_recurse_cases(),
                                *_smash_cases(), *_dlopen_cases())}
     res = [_m32(by_id[i]) for i in ("hard-nocfi-pie", "hard-nocfi-nopie", "hard-nocfi-stripped", "hard-signal",
@@ -233,11 +233,12 @@ def _i386_cases() -> list[HardCase]:
     exp = {1: ["stop_here", "h1", "on_signal", SIGTRAMP, *T.I386_RAISE, "sig_b", "sig_a", "main", *LIBC_START]}
     res.append(HardCase(
         T.m32_case(dataclasses.replace(sig, id="hard-restorer", run_args="raise restorer",
-                                       note="SA_RESTORER: the program's own int $0x80 sigreturn trampoline"), exp),
+                                       note="SA_RESTORER: the program's own int $0x80 sigreturn trampoline, swk_restore"), exp),
         T.m32_case(dataclasses.replace(sig, id="hard-restorer-twin", run_args="raise"), exp),
         twin_same_code=False,
-        gdb_note="the trampoline has no symbol of its own: gdb names it after the function before it "
-                 "(__x86.get_pc_thunk.*), does not look at its code, and walks junk from there"))
+        gdb_note="gdb looks at a trampoline's code only when it has no name (or one with 'sigaction' "
+                 "in it), else only at the names __restore and __restore_rt: it walks swk_restore as "
+                 "a function and junk from there"))
     return res
 
 

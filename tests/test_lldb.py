@@ -151,6 +151,12 @@ _FRAME = re.compile(r"^\s+(?:\* )?frame #(\d+): (0x[0-9a-fA-F]+)(?: (.*))?$")
 _LAMBDA = re.compile(r"'lambda(\d*)'\(")
 
 
+#: How LLDB names the frame of a sigreturn trampoline (it has no mark of its own in `bt`): glibc's
+#: x86-64 one, i386's in the vDSO and in glibc, and the corpus's own copy (signal.c, "restorer").
+SIGRETURN_TRAMPOLINES = frozenset({"__restore_rt", "__kernel_sigreturn", "__kernel_rt_sigreturn", "__restore",
+                                   "swk_restore"})
+
+
 def _matching_close(s: str, open_i: int) -> int:
     depth = 0
     for i in range(open_i, len(s)):
@@ -209,7 +215,7 @@ def parse_lldb_frame(rest: str | None) -> dict:
     name = T.strip_params(gnu_lambdas(name))
     if not name or name.startswith("___lldb_unnamed_symbol"):
         name = None
-    elif name == "__restore_rt":
+    elif name in SIGRETURN_TRAMPOLINES:
         name = SIGTRAMP
     return {"function": name, "inlined": inlined, **flags}
 

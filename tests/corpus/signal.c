@@ -19,7 +19,8 @@
 #if defined(__i386__)
 #include <sys/syscall.h>
 #include <unistd.h>
-__asm__(".text\n.p2align 4\nswk_restore:\n\tpopl %eax\n\tmovl $0x77, %eax\n\tint $0x80\n\tnop\n");
+__asm__(".text\n.p2align 4\n.type swk_restore, @function\nswk_restore:\n\tpopl %eax\n"
+        "\tmovl $0x77, %eax\n\tint $0x80\n\tnop\n.size swk_restore, .-swk_restore\n");
 extern char swk_restore[];
 struct swk_old_sigaction { void (*handler)(int); unsigned long mask, flags; void *restorer; };
 #endif
