@@ -89,7 +89,7 @@ def _target(op):
             return int(op, 16)
         except ValueError:
             return None
-    return None
+    return int(op) if op.isdigit() else None        # capstone prints targets below 10 in decimal
 
 
 class Isa:

@@ -26,6 +26,14 @@ def thread_tid(thread):
     return lwp or tid or pid
 
 
+def arch_name(inferior):
+    """GDB's name of an inferior's architecture ("i386:x86-64", "i386"), or None."""
+    try:
+        return inferior.architecture().name()
+    except (gdb.error, RuntimeError):
+        return None
+
+
 def selected_thread():
     """gdb.selected_thread(), or None when no thread is selected, as after the selected
     thread exited in non-stop mode (GDB 13 then raises SystemError)."""
@@ -39,11 +47,9 @@ def selected_thread():
 class GdbProcessState(ProcessState):
     def __init__(self, inferior=None):
         self.inferior = inferior or gdb.selected_inferior()
-        try:
-            arch_name = self.inferior.architecture().name()
-        except (gdb.error, RuntimeError):
-            arch_name = None
-        super().__init__(get_architecture(arch_name) if arch_name else host_architecture(), None)
+        #: GDB's name of the inferior's architecture when this state was made (None: unknown).
+        self.gdb_arch_name = name = arch_name(self.inferior)
+        super().__init__(get_architecture(name) if name else host_architecture(), None)
         self.library_state = GdbLibraryState(self)
         self._thread_map = None
 

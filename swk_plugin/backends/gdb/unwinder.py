@@ -154,9 +154,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         except MemoryReadError:
             return DECLINE
         layout = ps.arch.signal_frame
-        if layout is not None and layout.is_trampoline_code(code):
-            return DECLINE
         lib, mod = module_at(ps, pc)
+        if layout is not None and layout.is_trampoline_code(code):
+            return DECLINE if self._gdb_knows_trampoline(walker, layout, pc, lib, mod) else SWK
         if mod is None:
             return SWK  # JIT code: GDB has nothing to go on
         rules = [cfi_rule_at(mod, a - lib.base) for a in (pc, pc - 1)]
@@ -166,6 +166,21 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if rule.cfa is not None and rule.cfa.reg == ps.arch.fp and not rule.signal_frame:
             return CHECK
         return DECLINE
+
+    @staticmethod
+    def _gdb_knows_trampoline(walker, layout, pc, lib, mod):
+        """Whether GDB's own sigtramp unwinders take this trampoline: one with signal-frame
+        CFI, and (GDB's x86 Linux sniffers) one with no name, a name with "sigaction" in it,
+        or the name of the C library's trampolines.  Any other (a program's own SA_RESTORER
+        code under another name) GDB unwinds as a function, into junk: swk takes it — as a
+        normal frame, since a Python unwinder cannot make GDB mark a frame as a signal's."""
+        if mod is not None:
+            rule = cfi_rule_at(mod, pc - lib.base)
+            if rule is not None and rule.signal_frame:
+                return True
+        hit = walker.symbol_lookup.lookup_at_addr(pc) if walker.symbol_lookup is not None else None
+        name = hit[0].split("@", 1)[0] if hit and hit[0] else None
+        return name is None or "sigaction" in name or name in layout.TRAMPOLINE_NAMES
 
     @staticmethod
     def _after_call(walker, pc):
