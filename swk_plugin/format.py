@@ -29,7 +29,7 @@ def frame_info(frame, level, shown=None):
         "fp": frame.fp,
         "function": name,
         "offset": frame.symbol_offset if name is not None and shown.kind != "inline" else None,
-        "library": lib.path if lib is not None else None,
+        "library": lib.name if lib is not None else None,
         "mapping": mapping,
         "file": shown.file,
         "line": shown.line,
@@ -150,8 +150,17 @@ def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, fu
     return cache[key]
 
 
+def pc_width(walk):
+    """Hex digits of a pc, as GDB prints them: two per byte of the target's pointers."""
+    try:
+        return 2 * walk[0].walker.process_state.arch.ptr_size
+    except (IndexError, AttributeError):
+        return 16
+
+
 def _walk_text(walk, shown, levels, verbose, aout_path, full):
     lines = []
+    width = pc_width(walk)
     for i in levels:
         sf = shown[i]
         info = frame_info(sf.frame, i, sf)
@@ -160,7 +169,8 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full):
         args = _args_text(found[0]) if found is not None else "()"
         if full and found is not None:
             found = variables(sf, walk)
-        lines.append(frame_text(info, aout_path, verbose, show_pc=_pc_shown(sf, info, first), args=args))
+        lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=_pc_shown(sf, info, first),
+                                args=args))
         if full:
             if found is None or not found[1]:
                 lines.append("No locals." if found is not None or has_symtab(sf.frame)

@@ -11,7 +11,7 @@ import json
 from typing import NamedTuple
 
 from .errors import ThreadStateError
-from .format import frame_info, frame_text, render, same_name, visible_frames
+from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 
 
 class NativeFrame(NamedTuple):
@@ -86,12 +86,13 @@ def compare_lines(walk, native, aout_path, verbose, visible=None):
     theirs = native.frames
     n = max(visible, len(theirs))
     diffs = 0
+    width = pc_width(walk)
     out = [f"{'':2}{'swk':<60} | {native.debugger.lower()}"]
     for i in range(n):
-        mine = frame_text(frame_info(walk[i], i), aout_path, verbose) if i < visible else "-"
+        mine = frame_text(frame_info(walk[i], i), aout_path, verbose, width=width) if i < visible else "-"
         if i < len(theirs):
             t = theirs[i]
-            other = "<signal handler called>" if t.signal else f"0x{t.pc:016x} in {t.name or '??'}"
+            other = "<signal handler called>" if t.signal else f"0x{t.pc:0{width}x} in {t.name or '??'}"
         else:
             other = "-"
         same = (i < visible and i < len(theirs) and walk[i].ra == theirs[i].pc

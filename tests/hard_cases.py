@@ -204,8 +204,46 @@ def _dlopen_cases() -> list[HardCase]:
         gdb_note="stop_here main_cb lib_inner, then junk")]
 
 
+def _m32(hc: HardCase, expected: dict | None = None, twin_expected: dict | None = None, **kw) -> HardCase:
+    """The i386 build of a hard case and its twin (swk_testlib.m32_case)."""
+    return dataclasses.replace(hc, case=T.m32_case(hc.case, expected), twin=T.m32_case(hc.twin, twin_expected),
+                               **kw)
+
+
+def _i386_cases() -> list[HardCase]:
+    """The hard cases that are plain C, built with gcc -m32, and one of i386's own: a handler
+    returning into the program's copy of glibc's __restore (an int $0x80 trampoline in .text
+    named swk_restore, no CFI), which gdb does not recognise."""
+    by_id = {h.id: h for h in (*_nocfi_cases(), *_signal_cases(), *_thread_cases(), *_recurse_cases(),
+                               *_smash_cases(), *_dlopen_cases())}
+    res = [_m32(by_id[i]) for i in ("hard-nocfi-pie", "hard-nocfi-nopie", "hard-nocfi-stripped", "hard-signal",
+                                    "hard-smash-cfi", "hard-smash-nocfi", "hard-dlopen")]
+    res.append(_m32(by_id["hard-recurse"], gdb_note="stop_here rec, then junk"))
+    threads = {
+        1: ["stop_here", "main_a", "main", *LIBC_START],
+        2: [T.KVSYSCALL, _libc("__GI___libc_read", "read"), "t1_b", "t1_a", "t1_start", *T.I386_THREAD_START],
+        3: [T.KVSYSCALL, _libc("__futex_abstimed_wait_common64"), _libc("__futex_abstimed_wait_common"),
+            _libc("__new_sem_wait_slow64"), Alt("__new_sem_wait_slow64.constprop.0", "sem_wait", None),
+            "t2_b", "t2_a", "t2_start", *T.I386_THREAD_START],
+        4: [T.KVSYSCALL, _libc("__GI___clock_nanosleep_time64", "__clock_nanosleep_time64"),
+            _libc("__GI___nanosleep", "nanosleep"), "t3_b", "t3_a", "t3_start", *T.I386_THREAD_START],
+    }
+    res.append(_m32(by_id["hard-threads"], threads, threads))
+    sig = T.CASES_BY_ID["signal-raise-O0g"]
+    exp = {1: ["stop_here", "h1", "on_signal", SIGTRAMP, *T.I386_RAISE, "sig_b", "sig_a", "main", *LIBC_START]}
+    res.append(HardCase(
+        T.m32_case(dataclasses.replace(sig, id="hard-restorer", run_args="raise restorer",
+                                       note="SA_RESTORER: the program's own int $0x80 sigreturn trampoline, swk_restore"), exp),
+        T.m32_case(dataclasses.replace(sig, id="hard-restorer-twin", run_args="raise"), exp),
+        twin_same_code=False,
+        gdb_note="gdb looks at a trampoline's code only when it has no name (or one with 'sigaction' "
+                 "in it), else only at the names __restore and __restore_rt: it walks swk_restore as "
+                 "a function and junk from there"))
+    return res
+
+
 HARD_CASES: list[HardCase] = [*_nocfi_cases(), *_signal_cases(), *_thread_cases(), *_recurse_cases(),
-                              *_asm_cases(), *_jit_cases(), *_smash_cases(), *_dlopen_cases()]
+                              *_asm_cases(), *_jit_cases(), *_smash_cases(), *_dlopen_cases(), *_i386_cases()]
 HARD_BY_ID: dict[str, HardCase] = {h.id: h for h in HARD_CASES}
 
 

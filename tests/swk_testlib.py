@@ -343,7 +343,7 @@ def _swk_frame_dict(f, level):
     except gdb.error:
         pass
     try:
-        d["sp"] = int(f.read_register("rsp")) & 0xffffffffffffffff
+        d["sp"] = int(f.read_register("sp")) & 0xffffffffffffffff
     except Exception:
         pass
     try:
@@ -1065,8 +1065,84 @@ def _signal_cases() -> list[Case]:
     return res
 
 
+# --------------------------------------------------------------------------
+# i386: the same programs built with gcc -m32 (issue 14)
+# --------------------------------------------------------------------------
+
+def m32_flags() -> tuple[str, ...]:
+    """gcc flags of an i386 build on an x86-64 Debian with gcc-multilib: -m32, and the
+    kernel's uapi asm/ headers, which Debian installs for x86-64 only
+    (/usr/include/x86_64-linux-gnu/asm; the x86 ones serve both: they test __i386__) and
+    which <errno.h> needs: a directory holding just that asm/ is searched last."""
+    d = BUILD / "m32-include"
+    link = d / "asm"
+    if not link.exists():
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            link.symlink_to("/usr/include/x86_64-linux-gnu/asm")
+        except FileExistsError:
+            pass
+    return ("-m32", "-idirafter", str(d))
+
+
+def m32_case(case: Case, expected: dict | None = None, **kw) -> Case:
+    """The i386 build of a Case: id "i386-<id>", -m32 added to the program's (and its
+    library's) flags, and i386's own known chain when it differs."""
+    m32 = m32_flags()
+    lib = (case.lib[0], (*m32, *case.lib[1]), "i386-" + case.lib[2]) if case.lib else None
+    return dataclasses.replace(case, id=f"i386-{case.id}", cflags=(*m32, *case.cflags),
+                               expected=expected if expected is not None else case.expected, lib=lib, **kw)
+
+
+#: i386 glibc enters the kernel through the vDSO's __kernel_vsyscall (called from the libc
+#: function, so it is the top frame of a thread blocked in a system call).  Debian has no
+#: debug file for the 32-bit libc: its static functions are unnamed (None) there.
+KVSYSCALL = "__kernel_vsyscall"
+I386_RAISE = [KVSYSCALL, _libc("__pthread_kill_implementation"), _libc("__GI_raise", "raise")]
+I386_THREAD_START = [_libc("start_thread"), Alt("clone3", "clone", None)]
+
+
+def _i386_cases() -> list[Case]:
+    by_id = {c.id: c for c in (*_chain_cases(), *_cxx_cases(), *_thread_cases(), *_dlopen_cases(),
+                               *_signal_cases(), *_crash_cases())}
+    res = [m32_case(by_id[i]) for i in ("chain-O0g", "chain-O2g", "chain-stripped", "cxx-O0g", "cxx-O2g",
+                                         "dlopen-O2g", "crash-segv-O2g")]
+    chain = by_id["chain-O0g"]
+    res.append(m32_case(dataclasses.replace(chain, id="chain-Og", cflags=("-Og", "-g"))))
+    res.append(m32_case(dataclasses.replace(
+        chain, id="chain-O0-nocfi", cflags=("-O0", "-g0", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"),
+        note="frame pointers, no CFI in the program's own code (gdb's prologue analysis is right here)")))
+    threads = {
+        1: ["stop_here", "main_a", "main", *LIBC_START],
+        2: [KVSYSCALL, _libc("__GI___libc_read", "read"), "t1_b", "t1_a", "t1_start", *I386_THREAD_START],
+        3: [KVSYSCALL, _libc("__futex_abstimed_wait_common64"), _libc("__futex_abstimed_wait_common"),
+            _libc("__new_sem_wait_slow64"), Alt("__new_sem_wait_slow64.constprop.0", "sem_wait", None),
+            "t2_b", "t2_a", "t2_start", *I386_THREAD_START],
+        4: [KVSYSCALL, _libc("__GI___clock_nanosleep_time64", "__clock_nanosleep_time64"),
+            _libc("__GI___nanosleep", "nanosleep"), "t3_b", "t3_a", "t3_start", *I386_THREAD_START],
+    }
+    res += [m32_case(by_id[f"threads-{o}"], threads) for o in ("O0g", "O2g")]
+    top = ["stop_here", "h1", "on_signal", SIGTRAMP]
+    bottom = ["sig_b", "sig_a", "main", *LIBC_START]
+    raise_exp = {1: [*top, *I386_RAISE, *bottom]}
+    alarm_exp = {1: [*top, "spin", *bottom]}
+    sig = by_id["signal-raise-O0g"]
+    for mode, exp in (("raise", raise_exp), ("alarm", alarm_exp)):
+        for extra, note in (("", "non-RT sigframe, the vDSO's __kernel_sigreturn"),
+                            (" altstack", "on a sigaltstack"),
+                            (" siginfo", "SA_SIGINFO: rt_sigframe, the vDSO's __kernel_rt_sigreturn")):
+            for opt, cf in (("O0g", O0G), ("O2g", O2G)):
+                if opt == "O2g" and extra == " siginfo" and mode == "raise":
+                    continue
+                res.append(m32_case(dataclasses.replace(
+                    sig, id=f"signal-{mode}{extra.replace(' ', '-')}-{opt}", cflags=cf, run_args=mode + extra,
+                    note=note), exp))
+    return res
+
+
+I386_CASES: list[Case] = _i386_cases()
 CASES: list[Case] = [*_chain_cases(), *_crash_cases(), *_cxx_cases(), *_thread_cases(),
-                     *_dlopen_cases(), *_recurse_cases(), *_signal_cases(), *_asm_cases()]
+                     *_dlopen_cases(), *_recurse_cases(), *_signal_cases(), *_asm_cases(), *I386_CASES]
 CASES_BY_ID: dict[str, Case] = {c.id: c for c in CASES}
 
 

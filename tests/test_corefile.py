@@ -774,12 +774,18 @@ def test_errors_machine_and_class(work, tmp_path):
     d[18:20] = struct.pack("<H", 183)
     arm.write_bytes(d)
     assert "unsupported machine AArch64" in _one_line_bad(arm)
-    c32 = tmp_path / "c32"
+    # i386 is known, but only in ELF32 cores: a 64-bit core claiming it is refused
+    c64 = tmp_path / "c64"
     d = bytearray(data)
-    d[4] = 1
     d[18:20] = struct.pack("<H", 3)
-    c32.write_bytes(d)
-    assert "unsupported machine i386 (32-bit)" in _one_line_bad(c32)
+    c64.write_bytes(d)
+    assert "unsupported machine i386 (64-bit)" in _one_line_bad(c64)
+    mips = tmp_path / "mips"
+    d = bytearray(data)
+    d[18:20] = struct.pack("<H", 8)
+    mips.write_bytes(d)
+    line = _one_line_bad(mips)
+    assert "unsupported machine MIPS (64-bit)" in line and "i386, x86_64" in line
 
 
 @pytest.mark.parametrize("name", ["gcore_main", "kernel_worker"])

@@ -31,8 +31,9 @@ LAYERS = [
 LAYER_OF = {name: i for i, (_layer, names) in enumerate(LAYERS) for name in names}
 MAX_LINES = 800
 
-#: x86-64 register names and the byte patterns of its opcodes, outside comments and docstrings.
-X86_NAMES = re.compile(r"\b(rip|rsp|rbp|rax|rbx|rcx|rdx|rsi|rdi|r(?:8|9|1[0-5])|eflags|xmm\d+|st\d)\b")
+#: x86-64 and i386 register names and the byte patterns of their opcodes, outside comments and docstrings.
+X86_NAMES = re.compile(r"\b(rip|rsp|rbp|rax|rbx|rcx|rdx|rsi|rdi|r(?:8|9|1[0-5])|eflags|xmm\d+|st\d|"
+                       r"eip|esp|ebp|eax|ebx|ecx|edx|esi|edi)\b")
 #: Where function-level imports of swk's own modules are deliberate (not to dodge cycles):
 #: deferring work until a debugger needs it.
 LAZY_IMPORTS_OK = {

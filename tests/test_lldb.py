@@ -53,7 +53,7 @@ PC0_BEGIN, PC0_TAG = "SWK-LLDB-PC0-BEGIN", "SWK-PC0"
 #: swk's frame 0): "SWK-PC0 <index id> <tid> <rip>" per thread.
 PC0_COMMANDS = [f"script print('{PC0_BEGIN}')",
                 f"script for t in lldb.process: print('{PC0_TAG}', t.GetIndexID(), t.GetThreadID(), "
-                "t.GetFrameAtIndex(0).FindRegister('rip').GetValueAsUnsigned())",
+                "t.GetFrameAtIndex(0).FindRegister('pc').GetValueAsUnsigned())",
                 f"script print('{END}')"]
 
 
@@ -151,6 +151,12 @@ _FRAME = re.compile(r"^\s+(?:\* )?frame #(\d+): (0x[0-9a-fA-F]+)(?: (.*))?$")
 _LAMBDA = re.compile(r"'lambda(\d*)'\(")
 
 
+#: How LLDB names the frame of a sigreturn trampoline (it has no mark of its own in `bt`): glibc's
+#: x86-64 one, i386's in the vDSO and in glibc, and the corpus's own copy (signal.c, "restorer").
+SIGRETURN_TRAMPOLINES = frozenset({"__restore_rt", "__kernel_sigreturn", "__kernel_rt_sigreturn", "__restore",
+                                   "swk_restore"})
+
+
 def _matching_close(s: str, open_i: int) -> int:
     depth = 0
     for i in range(open_i, len(s)):
@@ -209,7 +215,7 @@ def parse_lldb_frame(rest: str | None) -> dict:
     name = T.strip_params(gnu_lambdas(name))
     if not name or name.startswith("___lldb_unnamed_symbol"):
         name = None
-    elif name == "__restore_rt":
+    elif name in SIGRETURN_TRAMPOLINES:
         name = SIGTRAMP
     return {"function": name, "inlined": inlined, **flags}
 

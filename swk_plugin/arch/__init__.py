@@ -7,10 +7,14 @@ import os
 
 from ..errors import SwkError
 from .base import Architecture
+from .i386 import I386
 from .x86_64 import X86_64
 
-_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64}
-_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64}
+#: Names of each architecture: uname's and the ELF's, GDB's (``i386:x86-64``, ``i386``,
+#: ``i386:intel``) and the first word of LLDB's target triple (``x86_64``, ``i386``, ``i686``).
+_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64,
+            "i386": I386, "i386:intel": I386, "i486": I386, "i586": I386, "i686": I386, "x86": I386}
+_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64, "EM_386": I386, 3: I386}
 
 
 class UnsupportedArchitecture(SwkError, ValueError):
@@ -45,5 +49,5 @@ def from_elf_machine(e_machine):
                                       f"(swk knows: {', '.join(known_names())})") from None
 
 
-__all__ = ["Architecture", "X86_64", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
+__all__ = ["Architecture", "X86_64", "I386", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
            "host_architecture", "known_names"]

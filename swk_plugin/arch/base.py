@@ -50,6 +50,9 @@ class Architecture:
     general = ()
     signal_frame = calls = prologue = analysis = scan = regsets = None
     capstone_mode = None
+    #: How far the CFA is above the stack pointer at a function's first instruction (a
+    #: call pushed the return address: one pointer; 0 where it stays in a link register).
+    entry_cfa_offset = None
     #: Floating-point and vector registers by DWARF number: (bytes, the names debuggers
     #: may give it, widest first).  Back-ends read them only when a value lives in one.
     fp_registers = {}
@@ -64,6 +67,8 @@ class Architecture:
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
         if self.pc is None:
             self.pc = self.ra
+        if self.entry_cfa_offset is None:
+            self.entry_cfa_offset = self.ptr_size
         #: All ones in a pointer: addresses wrap around it.
         self.address_mask = (1 << (8 * self.ptr_size)) - 1
 
@@ -96,6 +101,14 @@ class Architecture:
         if float_size is not None and regno in self.x87_registers:
             return x87.convert(raw, float_size)
         return raw
+
+    def gdb_name(self, regno):
+        """GDB's name of the register with DWARF number ``regno`` (None: unknown)."""
+        return self.reg_name(regno) if 0 <= regno < len(self.dwarf_names) else None
+
+    def lldb_name(self, regno):
+        """LLDB's name of the register with DWARF number ``regno`` (None: unknown)."""
+        return self.gdb_name(regno)
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")

@@ -3,7 +3,9 @@
 from ..elf.module import ElfModule
 from ..errors import BadFileError, MemoryReadError, RegisterError
 from ..linux.auxv import AT_ENTRY, AT_PHDR, AT_SYSINFO_EHDR
+from ..linux import linkmap
 from ..linux.coredump import NOT_ELF, CoreFile
+from ..linux.libraries import r_debug_of
 from ..linux.siginfo import SigInfo
 from ..linux.vdso import vdso_library
 from ..procstate import Library, LibraryState, ProcessState
@@ -49,10 +51,32 @@ class CoreLibraryState(LibraryState):
                     break
         if aout is not None:
             libs.insert(0, aout)
+            self._link_map_names(aout, libs)
         vdso = self._vdso()
         if vdso is not None:
             libs.append(vdso)
         return libs
+
+    def _link_map_names(self, aout, libs):
+        """Name each library as the dynamic linker's list does (the path it opened:
+        /lib32/libc.so.6 where the core's file note has /usr/lib32/libc.so.6), as GDB
+        names them; the file read stays the one the core mapped."""
+        core = self.core
+        try:
+            mod = aout.module
+            r_debug = r_debug_of(core, mod, aout.base) if mod is not None else 0
+            objects = linkmap.link_map(core.read_pointer, core.read, r_debug, core.arch.ptr_size) \
+                if r_debug else []
+        except (MemoryReadError, BadFileError, OSError):
+            return
+        by_base = {}
+        for lib in libs:
+            if lib is not aout:
+                by_base.setdefault(lib.base, lib)
+        for l_addr, name in objects[1:]:
+            lib = by_base.get(l_addr)
+            if lib is not None and name and name.startswith("/"):
+                lib.name = name
 
     def _library(self, path, inst):
         """A Library for one load instance of a mapped file, or None if it is
@@ -114,6 +138,14 @@ class CoreProcessState(ProcessState):
         if thread not in memo:
             memo.put(thread, unpack(t.notes))
         return memo[thread].get(regno)
+
+    def read_thread_named_register(self, thread, name):
+        i = self._index.get(thread)
+        find = getattr(self.arch.regsets, "thread_pointer", None)
+        if i is None or find is None or name != self.arch.thread_pointer:
+            return None
+        t = self.core.threads[i]
+        return find(t.regs, t.notes)
 
     def get_thread_ids(self):
         return [t.tid for t in self.core.threads]

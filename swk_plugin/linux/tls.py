@@ -84,29 +84,83 @@ def _link_map_node(ps, lib):
     return fallback
 
 
+#: Bound on the threads walked on glibc's lists.
+MAX_THREADS = 1 << 16
+_FIELDS = ("link_map_l_tls_modid", "link_map_l_tls_offset", "pthread_dtvp", "dtv_dtv", "dtv_t_pointer_val")
+
+
+def _descriptors(libc, names):
+    out = {name: _descriptor(libc, name) for name in names}
+    return None if None in out.values() else out
+
+
+def _sizeof(libc, name):
+    """libc's ``_thread_db_sizeof_<name>`` (a 32-bit size), or None."""
+    mod = libc.module
+    syms = module_symbols(mod) if mod is not None else None
+    hit = syms.by_name("_thread_db_sizeof_" + name) if syms is not None else None
+    raw = mod.read_vaddr(hit[0].value, 4) if hit else None
+    return int.from_bytes(raw, "little") if raw else None
+
+
+def thread_descriptor(ps, thread, libc):
+    """The address of ``thread``'s struct pthread (libthread_db's th_unique): from its
+    thread pointer when the target has it (a register, GDB's thread handle, a core's
+    notes), else found by thread id on glibc's lists of threads (_dl_stack_used,
+    _dl_stack_user), as libthread_db walks them."""
+    arch = ps.arch
+    try:
+        tp = ps.get_thread_pointer(thread)
+    except SwkError:
+        tp = None
+    if tp is not None:
+        if arch.tls_variant == 2:
+            return tp
+        size = _sizeof(libc, "pthread")
+        if size is not None:
+            return tp - size
+    d = _descriptors(libc, ("rtld_global__dl_stack_used", "rtld_global__dl_stack_user", "list_t_next",
+                            "pthread_list", "pthread_tid"))
+    mod = libc.module
+    syms = module_symbols(mod) if mod is not None else None
+    hit = syms.by_name("__nptl_rtld_global") if syms is not None else None
+    if d is None or not hit:
+        raise TlsError(f"Cannot find thread-local storage for thread {thread}: no thread pointer, "
+                       "and libc does not describe its list of threads")
+    rtld = ps.read_pointer(libc.base + hit[0].value)
+    for key in ("rtld_global__dl_stack_user", "rtld_global__dl_stack_used"):
+        head = rtld + d[key][2]
+        entry = ps.read_pointer(head + d["list_t_next"][2])
+        for _ in range(MAX_THREADS):
+            if entry in (0, head):
+                break
+            pd = entry - d["pthread_list"][2]
+            if _field(ps, pd, d["pthread_tid"]) == thread:
+                return pd
+            entry = ps.read_pointer(entry + d["list_t_next"][2])
+    raise TlsError(f"Cannot find thread-local storage for thread {thread}: it is not on libc's "
+                   "list of threads")
+
+
 def tls_block(ps, lib, thread):
     """The address of library ``lib``'s TLS block in ``thread``; TlsError if unknown."""
     arch = ps.arch
-    tp = ps.get_thread_pointer(thread)
     libc = ps.library_state.get_libc()
-    desc = {}
-    if libc is not None:
-        for name in ("link_map_l_tls_modid", "link_map_l_tls_offset", "pthread_dtvp", "dtv_dtv",
-                     "dtv_t_pointer_val"):
-            desc[name] = _descriptor(libc, name)
-    if libc is None or None in desc.values():
-        return _static_executable_block(ps, lib, tp)
+    desc = _descriptors(libc, _FIELDS) if libc is not None else None
+    if desc is None:
+        return _static_executable_block(ps, lib, ps.get_thread_pointer(thread))
     node = _link_map_node(ps, lib)
     if node is None:
         raise TlsError(f"Cannot find thread-local storage for {lib.path}: "
                        "it is not on the dynamic linker's list")
     try:
+        pd = thread_descriptor(ps, thread, libc)
         modid = _field(ps, node, desc["link_map_l_tls_modid"])
         bits = desc["link_map_l_tls_offset"][0]
         offset = _signed(_field(ps, node, desc["link_map_l_tls_offset"]), bits)
         if not modid:
             raise TlsError(f"Cannot find thread-local storage for {lib.path}: it has none")
-        dtv = _field(ps, tp, desc["pthread_dtvp"])
+        dtv = _field(ps, pd, desc["pthread_dtvp"])
         slot = dtv + modid * (desc["dtv_dtv"][0] // 8)
         block = _field(ps, slot, desc["dtv_t_pointer_val"])
     except MemoryReadError as exc:
@@ -114,7 +168,10 @@ def tls_block(ps, lib, thread):
     if block and not block & 1:
         return block
     if offset not in (NO_TLS_OFFSET, FORCED_DYNAMIC_TLS_OFFSET):   # in the static TLS area
-        return (tp - offset if arch.tls_variant == 2 else tp + offset) & arch.address_mask
+        if arch.tls_variant == 2:
+            return (pd - offset) & arch.address_mask
+        size = _sizeof(libc, "pthread") or 0
+        return (pd + size + offset) & arch.address_mask
     raise TlsError(f"Cannot access thread-local variables of {os.path.basename(lib.path)} in this "
                    "thread yet: it has not allocated them")
 

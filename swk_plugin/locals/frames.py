@@ -99,16 +99,27 @@ def _thread_fp_source(ps, thread):
 
 
 def _signal_fp_source(ps, trampoline):
-    """The FP registers of the code a signal interrupted, from its signal frame."""
-    reader = getattr(ps.arch.signal_frame, "fp_registers", None)
+    """The FP registers of the code a signal interrupted, from its signal frame (the
+    architecture says which frame the trampoline returns from and where its sigcontext is)."""
+    layout = ps.arch.signal_frame
+    reader = getattr(layout, "fp_registers", None)
     saved = []
+
+    def code_at(addr, n):
+        try:
+            return ps.read_memory(addr, n)
+        except SwkError:
+            return None
 
     def source(regno):
         if reader is None or regno not in ps.arch.fp_registers:
             return None
         if not saved:
             try:
-                saved.append(reader(ps.read_memory, trampoline.sp))
+                kind = layout.frame_kind(code_at, trampoline.ra, bool(trampoline.is_top or trampoline.non_call),
+                                         lambda: trampoline.name)
+                saved.append(reader(ps.read_memory, kind.sigcontext_address(trampoline.sp))
+                             if kind is not None else {})
             except (SwkError, ValueError):
                 saved.append({})
         return saved[0].get(regno)
@@ -175,13 +186,19 @@ def _tail_frames(callee, caller, libraries):
             return []
         entry = bounds[0]
     out = []
+    arch = callee.walker.process_state.arch
+    # Every function of the chain jumped with the stack as it found it on entry: each
+    # tail-call frame has the physical callee's CFA, and the stack pointer of an entry.
+    cfa = callee.cfa
+    sp = cfa - arch.entry_cfa_offset if cfa is not None else caller.sp
     for site in tail_call_chain(clib.module, clib.base, caller.ra, entry, libraries):
         regs = dict(caller.regs)
-        pc_reg = callee.walker.process_state.arch.pc
-        regs[pc_reg] = site.abs_pc
-        tail = Frame(site.abs_pc, caller.sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
+        regs[arch.pc] = site.abs_pc
+        regs[arch.sp] = sp
+        tail = Frame(site.abs_pc, sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
         tail.kind = FrameKind.TAILCALL
         tail.trust = "tailcall"
+        tail.cfa = cfa
         out.append(tail)
     return out
 

@@ -1,5 +1,6 @@
 """GDB's <symbol+offset> for pointer values: the minimal symbol, or the DWARF function
 when it starts no later (build_address_symbolic), for one module or a whole process."""
+from ..dwarf.typeprint import TypePrinter
 from ..elf.symbols import module_symbols
 from .dwarfconst import LANG_CPP
 from .scopes import engine_for
@@ -49,6 +50,8 @@ def module_symbolizer(module, bias):
             name = fn.name
             if fn.cu.language in LANG_CPP and msym is not None and msym[0].value == loc:
                 name = msym[0].demangled          # C++ symbols print with their parameters
+                if name == msym[0].name and not name.startswith("_Z"):
+                    name = _physname(eng, fn) or name     # not mangled (main): GDB computes them
         if msym is not None:
             s = msym[0]
             if fn is None or s.value > loc or (s.value == off and loc != off):
@@ -60,6 +63,18 @@ def module_symbolizer(module, bias):
         return f"{name}+{k}" if k else name
 
     return cache.put(bias, symbolize)
+
+
+def _physname(eng, fn):
+    """GDB's name of a C++ function without a linkage name (``main()``): its name and
+    parameter types, as dwarf2_physname computes them; None if they cannot be read."""
+    try:
+        params = TypePrinter(eng.d).physname_params(fn.cu, fn.die)
+    except Exception:   # malformed DWARF: the minimal symbol's name
+        return None
+    if params.startswith("(void)"):
+        params = "()" + params[6:]      # C++ prints no "void" in an empty parameter list
+    return fn.name + params
 
 
 def make_symbolizer(libraries):

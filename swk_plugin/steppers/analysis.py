@@ -30,19 +30,26 @@ class AnalysisStepper(FrameStepper):
         if height is None:
             return Gcf.NOT_ME, why
         rule = height.rule
-        regs = callee_registers(frame, arch)
-        base = regs.get(rule.cfa.reg)
-        cfa = None if base is None else base + rule.cfa.offset
         ptr = arch.ptr_size
-        if cfa is None or cfa % ptr or cfa < frame.sp + ptr:
-            return Gcf.NOT_ME, f"analysis gives an impossible CFA ({height!r})"
-        ra_at = cfa + rule.regs[rule.ra_reg].arg
-        ra = ps.read_pointer(ra_at)             # MemoryReadError: the walker's not_me
-        if ra != 0 and not is_executable(ps, ra):
-            return Gcf.NOT_ME, f"return address 0x{ra:x} at 0x{ra_at:x} is not in executable memory"
+        if rule.cfa.expr is None:
+            regs = callee_registers(frame, arch)
+            base = regs.get(rule.cfa.reg)
+            cfa = None if base is None else base + rule.cfa.offset
+            if cfa is None or cfa % ptr or cfa < frame.sp + ptr:
+                return Gcf.NOT_ME, f"analysis gives an impossible CFA ({height!r})"
+            ra_at = cfa + rule.regs[rule.ra_reg].arg
+            ra = ps.read_pointer(ra_at)             # MemoryReadError: the walker's not_me
+            if ra != 0 and not is_executable(ps, ra):
+                return Gcf.NOT_ME, f"return address 0x{ra:x} at 0x{ra_at:x} is not in executable memory"
         try:
-            caller, _cfa = caller_by_rule(frame, rule, ps)
+            caller, cfa = caller_by_rule(frame, rule, ps)
         except RuleError as exc:
             return Gcf.NOT_ME, str(exc)
+        if rule.cfa.expr is not None:
+            # a CFA the frame keeps in memory (i386's realigned main): checked once computed
+            if cfa % ptr or cfa < frame.sp + ptr:
+                return Gcf.NOT_ME, f"analysis gives an impossible CFA 0x{cfa:x} ({height!r})"
+            if caller.ra != 0 and not is_executable(ps, caller.ra):
+                return Gcf.NOT_ME, f"return address 0x{caller.ra:x} is not in executable memory"
         return Gcf.SUCCESS, caller
 

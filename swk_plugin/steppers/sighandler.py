@@ -10,8 +10,9 @@ handler's return address is the trampoline's first instruction.  Any one of
 three signs is enough, so a stripped libc, a trampoline without CFI, and one
 copied into anonymous memory all work: its code; an S-augmented CIE
 covering it; its symbol name.  The layout and the rule come from
-``arch.signal_frame`` (arch/x86_64/signal.py); an architecture without one
-is never claimed.
+``arch.signal_frame`` (arch/x86_64/signal.py, arch/i386/signal.py: i386 has two
+kinds of frame, told apart by the trampoline's code or name); an architecture without
+one is never claimed.
 
 The trampoline frame's CFA is the end of the kernel's frame (ucontext +
 siginfo above its sp): the frame owns the whole kernel frame, and the
@@ -50,15 +51,7 @@ class SigHandlerStepper(FrameStepper):
         return memo[key]
 
     def _recognise(self, layout, pc, exact, lib, mod):
-        ps = self.process_state
-
-        def code_at(addr, n):
-            try:
-                return ps.read_memory(addr, n)
-            except MemoryReadError:
-                return None
-
-        if layout.trampoline_start(code_at, pc, exact) is not None:
+        if layout.trampoline_start(self._code_at, pc, exact) is not None:
             return "code"
         if mod is not None:
             # glibc's FDE starts one byte before __restore_rt so that pc-1 lookups
@@ -66,14 +59,24 @@ class SigHandlerStepper(FrameStepper):
             rule = cfi_rule_at(mod, pc - lib.base)
             if rule is not None and rule.signal_frame:
                 return "cfi"
+        name = self._symbol_name(pc)
+        if name and name.split("@", 1)[0] in layout.TRAMPOLINE_NAMES:
+            return "symbol"
+        return None
+
+    def _code_at(self, addr, n):
+        try:
+            return self.process_state.read_memory(addr, n)
+        except MemoryReadError:
+            return None
+
+    def _symbol_name(self, pc):
         lookup = self.walker.symbol_lookup if self.walker is not None else None
         try:
             hit = lookup.lookup_at_addr(pc) if lookup is not None else None
         except Exception:  # a user's SymbolLookup failing only loses this sign
             hit = None
-        if hit and hit[0] and hit[0].split("@", 1)[0] in layout.TRAMPOLINE_NAMES:
-            return "symbol"
-        return None
+        return hit[0] if hit and hit[0] else None
 
     # --- stepping -----------------------------------------------------------------------------
     def get_caller_frame(self, frame):
@@ -82,10 +85,22 @@ class SigHandlerStepper(FrameStepper):
             return Gcf.NOT_ME, "not a signal trampoline"
         ps = self.process_state
         layout = ps.arch.signal_frame
-        rule = layout.rule()
-        sc = layout.sigcontext_address(frame.sp)
+        exact = bool(frame.is_top or frame.non_call)
+        kind = layout.frame_kind(lambda a, n: self._code_at(a, n), frame.ra, exact,
+                                 lambda: self._symbol_name(frame.ra))
+        if kind is None:
+            # recognised by its CFI alone, in code whose frame the architecture cannot tell
+            # (i386: a sigframe or an rt_sigframe): the CFI's own rule is the one to follow
+            lib, mod = module_at(ps, frame.ra)
+            rule = cfi_rule_at(mod, frame.ra - lib.base) if mod is not None else None
+            if rule is None or not rule.signal_frame:
+                return Gcf.NOT_ME, Note(f"signal trampoline (by {how}) of an unknown kind", FrameKind.SIGNAL)
+            sc = None
+        else:
+            rule, sc = kind.rule, kind.sigcontext_address(frame.sp)
         try:
-            ps.read_memory(sc, layout.SC_GREGS_SIZE)
+            if sc is not None:
+                ps.read_memory(sc, layout.SC_GREGS_SIZE)
             caller, _cfa = caller_by_rule(frame, rule, ps)
         except MemoryReadError as exc:
             return Gcf.NOT_ME, Note(f"signal trampoline (by {how}) but its sigcontext is unreadable ({exc})",

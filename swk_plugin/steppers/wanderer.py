@@ -260,8 +260,20 @@ class StepperWanderer(FrameStepper):
             code = self.process_state.read_memory(addr, calls.PLT_STUB_SIZE)
         except MemoryReadError:
             return None
-        slot = calls.plt_slot(code, addr)
+        slot = calls.plt_slot(code, addr, lambda: self._got_base(addr))
         return self._read_pointer(slot) if slot is not None else None
+
+    def _got_base(self, addr):
+        """The run-time address of the .got.plt of the module holding addr (PIC PLT stubs
+        jump relative to it), or None."""
+        lib, mod = module_at(self.process_state, addr)
+        if mod is None:
+            return None
+        try:
+            sec = mod.section(".got.plt") or mod.section(".got")
+        except Exception:   # an unreadable section table only costs this preference
+            return None
+        return lib.base + sec.addr if sec is not None else None
 
     # --- the caller -----------------------------------------------------------------------------------
     def rule_for_slot(self, frame, slot):

@@ -6,7 +6,6 @@
  * %rbx and %r12 and keeps a local array; lib_entry keeps a 64-byte buffer. */
 #include "swk_corpus.h"
 
-#define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
 
 typedef int (*swk_cb)(int);
 static volatile int lib_sink;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include "swk_corpus.h"
 
-#define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
 
 volatile int swk_sink;
 static volatile int trap_mode;

@@ -18,7 +18,6 @@
 #include <sys/time.h>
 #include "swk_corpus.h"
 
-#define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
 
 volatile int swk_sink;
 int *volatile null_ptr;     /* volatile: gcc can't prove it is NULL -> a real store */

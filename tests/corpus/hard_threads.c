@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include "swk_corpus.h"
 
-#define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
 
 volatile int swk_sink;
 static sem_t ready;          /* posted by each thread just before it blocks */

@@ -13,6 +13,25 @@
 #define SWK_FN __attribute__((noipa, noinline, used))
 #define SWK_KEEP() __asm__ __volatile__("" ::: "memory")
 
+/* CLOBBER("rbx", "r12", ...): make gcc save these callee-saved registers in the function
+ * (frames of different shapes).  The names are x86-64's; in a -m32 build the same call
+ * clobbers as many of i386's (%ebx, %esi, %edi, then %ebp), so the frames keep
+ * different shapes there too. */
+#if defined(__i386__)
+#define SWK_I386_SAVED_1 "ebx"
+#define SWK_I386_SAVED_2 "esi", "edi"
+#define SWK_I386_SAVED_3 "ebx", "esi", "edi"
+#define SWK_I386_SAVED_4 "ebp", "ebx"
+#define SWK_I386_SAVED_5 "ebp", "ebx", "esi", "edi"
+#define SWK_NARGS_(a, b, c, d, e, n, ...) n
+#define SWK_NARGS(...) SWK_NARGS_(__VA_ARGS__, 5, 4, 3, 2, 1)
+#define SWK_CAT_(a, b) a##b
+#define SWK_CAT(a, b) SWK_CAT_(a, b)
+#define CLOBBER(...) __asm__ __volatile__("" ::: SWK_CAT(SWK_I386_SAVED_, SWK_NARGS(__VA_ARGS__)), "memory")
+#else
+#define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -38,18 +38,22 @@ OTHER, PUSH, POP, ADJ, SP_UNKNOWN, SP_FROM_FP, FP_FROM_SP, FP_CLOBBER, LEAVE, SA
     ENTER = range(12)
 # Control flow.
 FALL, JUMP, COND, CALL, STOP, IJUMP = range(6)
+#: ``call`` to the very next instruction: it only pushes the pc (the ``call 1f; 1: pop %ebx``
+#: way to find it in i386 PIC code).
+_CALL_NEXT = (PUSH, None, None, FALL, None)
 
-#: Callee-saved registers (System V) by name -> DWARF number.
-CALLEE_SAVED = {name: _ARCH.DWARF_NAMES.index(name) for name in ("rbx", "rbp", "r12", "r13", "r14", "r15")}
 _SP_NAMES = frozenset({"rsp", "esp", "sp", "spl"})
 _BP_NAMES = frozenset({"rbp", "ebp", "bp", "bpl"})
 #: Mnemonics whose first operand is only read.
 _READS_FIRST = frozenset({"cmp", "test", "bt", "push", "ptest", "ucomiss", "ucomisd", "comiss",
                           "comisd", "prefetcht0", "prefetcht1", "prefetcht2", "prefetchnta",
                           "prefetchw", "nop", "clflush", "clflushopt", "clwb"})
-STOPS = frozenset({"ret", "retf", "iretq", "iret", "ud2", "ud1", "ud0", "hlt", "int3", "sysret",
+STOPS = frozenset({"ret", "retf", "iretq", "iret", "iretd", "ud2", "ud1", "ud0", "hlt", "int3", "sysret",
                     "sysretq", "sysexit"})
 PADDING = frozenset({"nop", "int3"})
+_PUSH_FLAGS = frozenset({"push", "pushfq", "pushf", "pushfd"})
+_POP_FLAGS = frozenset({"pop", "popfq", "popf", "popfd"})
+
 
 def _int(s):
     """An immediate as capstone prints it ("8", "0x18", "-0x80"), sign-folded to 64 bits."""
@@ -85,98 +89,229 @@ def _target(op):
             return int(op, 16)
         except ValueError:
             return None
-    return None
+    return int(op) if op.isdigit() else None        # capstone prints targets below 10 in decimal
 
 
-def classify(mnemonic, op_str):
-    """(effect, arg1, arg2, flow, target) of one instruction, from its Intel text."""
-    m = mnemonic.rpartition(" ")[2]          # drop rep/bnd/notrack/lock prefixes
-    c = m[0]
-    if c == "j":
-        if m == "jmp":
-            t = _target(op_str)
-            return (OTHER, None, None, JUMP, t) if t is not None else (OTHER, None, None, IJUMP, None)
-        return OTHER, None, None, COND, _target(op_str)
-    if m == "call":
-        return OTHER, None, None, CALL, _target(op_str)
-    if m in STOPS:
-        return OTHER, None, None, STOP, None
-    if c == "p":
-        if m == "push" or m == "pushfq" or m == "pushf":
-            return PUSH, CALLEE_SAVED.get(op_str), None, FALL, None
-        if m == "pop" or m == "popfq" or m == "popf":
-            if op_str in _SP_NAMES:
-                return SP_UNKNOWN, None, None, FALL, None
-            return POP, CALLEE_SAVED.get(op_str), None, FALL, None
-    if m == "leave":
-        return LEAVE, None, None, FALL, None
-    if m == "enter":
-        n = _int(op_str.split(",", 1)[0])
-        return (ENTER, n, None, FALL, None) if n is not None else (SP_UNKNOWN, None, None, FALL, None)
-    if m.startswith("loop"):
-        return OTHER, None, None, COND, _target(op_str)
-    if "sp" not in op_str and "bp" not in op_str:
-        return OTHER, None, None, FALL, None
-    dest, _, src = op_str.partition(", ")
-    if dest == "rsp":
-        if m in _READS_FIRST:
+class Isa:
+    """What the analysis must know of one x86 instruction set: ``regs`` (a registers
+    module: sp, fp, ra, ptr_size), capstone's mode, the names of the stack and frame
+    pointers as capstone prints them, and the callee-saved registers by name."""
+
+    def __init__(self, regs, mode, sp_name, fp_name, callee_saved):
+        self.regs, self.mode = regs, mode
+        self.slot = regs.ptr_size
+        self.sp_name, self.fp_name = sp_name, fp_name
+        self.fp = regs.fp
+        self.callee_saved = {name: regs.DWARF_NAMES.index(name) for name in callee_saved}
+        self.store = ("qword" if self.slot == 8 else "dword") + " ptr ["
+        self.zero_padding = "byte ptr [" + ("rax" if self.slot == 8 else "eax") + "], al"
+        self.entry = (self.slot, None, frozenset())
+        self.classes = {}
+        self.cs = None
+
+    def decoder(self):
+        """The shared capstone decoder (no detail: see the module docstring)."""
+        if self.cs is None:
+            import capstone   # imported on first use: most walks never need it (33 ms)
+            self.cs = capstone.Cs(capstone.CS_ARCH_X86, getattr(capstone, self.mode))
+        return self.cs
+
+    def classify(self, mnemonic, op_str):
+        """(effect, arg1, arg2, flow, target) of one instruction, from its Intel text."""
+        m = mnemonic.rpartition(" ")[2]          # drop rep/bnd/notrack/lock prefixes
+        c = m[0]
+        if c == "j":
+            if m == "jmp":
+                t = _target(op_str)
+                return (OTHER, None, None, JUMP, t) if t is not None else (OTHER, None, None, IJUMP, None)
+            return OTHER, None, None, COND, _target(op_str)
+        if m == "call":
+            return OTHER, None, None, CALL, _target(op_str)
+        if m in STOPS:
+            return OTHER, None, None, STOP, None
+        saved = self.callee_saved
+        if c == "p":
+            if m in _PUSH_FLAGS:
+                return PUSH, saved.get(op_str), None, FALL, None
+            if m in _POP_FLAGS:
+                if op_str in _SP_NAMES:
+                    return SP_UNKNOWN, None, None, FALL, None
+                return POP, saved.get(op_str), None, FALL, None
+            if m in ("pushal", "pushad", "popal", "popad"):    # i386: all eight registers
+                return ADJ, (8 if m.startswith("push") else -8) * self.slot, None, FALL, None
+        if m == "leave":
+            return LEAVE, None, None, FALL, None
+        if m == "enter":
+            n = _int(op_str.split(",", 1)[0])
+            return (ENTER, n, None, FALL, None) if n is not None else (SP_UNKNOWN, None, None, FALL, None)
+        if m.startswith("loop"):
+            return OTHER, None, None, COND, _target(op_str)
+        if "sp" not in op_str and "bp" not in op_str:
             return OTHER, None, None, FALL, None
-        if m == "sub" or m == "add":
-            v = _int(src)
-            if v is not None:
-                return ADJ, (v if m == "sub" else -v), None, FALL, None
-        elif m == "lea":
-            mem = _mem(src)
-            if mem is not None:
-                if mem[0] == "rsp":
-                    return ADJ, -mem[1], None, FALL, None
-                if mem[0] == "rbp":
-                    return SP_FROM_FP, mem[1], None, FALL, None
-        elif m == "mov" and src == "rbp":
-            return SP_FROM_FP, 0, None, FALL, None
-        return SP_UNKNOWN, None, None, FALL, None
-    if dest in _SP_NAMES:
-        return (OTHER if m in _READS_FIRST else SP_UNKNOWN), None, None, FALL, None
-    if dest == "rbp":
-        if m in _READS_FIRST:
-            return OTHER, None, None, FALL, None
-        if m == "mov" and src == "rsp":
-            return FP_FROM_SP, 0, None, FALL, None
-        if m == "lea":
-            mem = _mem(src)
-            if mem is not None and mem[0] == "rsp":
-                return FP_FROM_SP, mem[1], None, FALL, None
-        return FP_CLOBBER, None, None, FALL, None
-    if dest in _BP_NAMES:
-        return (OTHER if m in _READS_FIRST else FP_CLOBBER), None, None, FALL, None
-    if m == "mov" and src in CALLEE_SAVED and dest.startswith("qword ptr ["):
-        mem = _mem(dest)
-        if mem is not None:
-            if mem[0] == "rsp":
-                return SAVE_SP, CALLEE_SAVED[src], mem[1], FALL, None
-            if mem[0] == "rbp":
-                return SAVE_FP, CALLEE_SAVED[src], mem[1], FALL, None
-        return OTHER, None, None, FALL, None
-    if m in ("xchg", "xadd", "cmpxchg", "cmpxchg8b", "cmpxchg16b"):
-        if src in _SP_NAMES:
+        sp, fp = self.sp_name, self.fp_name
+        dest, _, src = op_str.partition(", ")
+        if dest == sp:
+            if m in _READS_FIRST:
+                return OTHER, None, None, FALL, None
+            if m == "sub" or m == "add":
+                v = _int(src)
+                if v is not None:
+                    return ADJ, (v if m == "sub" else -v), None, FALL, None
+            elif m == "lea":
+                mem = _mem(src)
+                if mem is not None:
+                    if mem[0] == sp:
+                        return ADJ, -mem[1], None, FALL, None
+                    if mem[0] == fp:
+                        return SP_FROM_FP, mem[1], None, FALL, None
+            elif m == "mov" and src == fp:
+                return SP_FROM_FP, 0, None, FALL, None
             return SP_UNKNOWN, None, None, FALL, None
-        if src in _BP_NAMES:
+        if dest in _SP_NAMES:
+            return (OTHER if m in _READS_FIRST else SP_UNKNOWN), None, None, FALL, None
+        if dest == fp:
+            if m in _READS_FIRST:
+                return OTHER, None, None, FALL, None
+            if m == "mov" and src == sp:
+                return FP_FROM_SP, 0, None, FALL, None
+            if m == "lea":
+                mem = _mem(src)
+                if mem is not None and mem[0] == sp:
+                    return FP_FROM_SP, mem[1], None, FALL, None
             return FP_CLOBBER, None, None, FALL, None
-    return OTHER, None, None, FALL, None
+        if dest in _BP_NAMES:
+            return (OTHER if m in _READS_FIRST else FP_CLOBBER), None, None, FALL, None
+        if m == "mov" and src in saved and dest.startswith(self.store):
+            mem = _mem(dest)
+            if mem is not None:
+                if mem[0] == sp:
+                    return SAVE_SP, saved[src], mem[1], FALL, None
+                if mem[0] == fp:
+                    return SAVE_FP, saved[src], mem[1], FALL, None
+            return OTHER, None, None, FALL, None
+        if m in ("xchg", "xadd", "cmpxchg", "cmpxchg8b", "cmpxchg16b"):
+            if src in _SP_NAMES:
+                return SP_UNKNOWN, None, None, FALL, None
+            if src in _BP_NAMES:
+                return FP_CLOBBER, None, None, FALL, None
+        return OTHER, None, None, FALL, None
 
+    def classify_memo(self, mnemonic, op_str):
+        """classify(), memoised: compiled code repeats a few thousand instruction texts."""
+        key = (mnemonic, op_str)
+        classes = self.classes
+        c = classes.get(key)
+        if c is None:
+            if len(classes) > 200_000:
+                classes.clear()
+            c = classes[key] = self.classify(mnemonic, op_str)
+        return c
 
-_CLASSES = {}
+    def transfer(self, state, eff, x, y):
+        """The state after an instruction with effect (eff, x, y)."""
+        h, fp, saved = state
+        slot = self.slot
+        if eff == PUSH:
+            if h is None:
+                return state
+            h += slot
+            if x is not None:
+                saved = _with_save(saved, x, -h)
+        elif eff == POP:
+            if x == self.fp:
+                fp = None
+            if h is not None:
+                h -= slot
+                saved = _drop_below(saved, h)
+        elif eff == ADJ:
+            if h is not None:
+                h += x
+                if x < 0:
+                    saved = _drop_below(saved, h)
+        elif eff == SP_UNKNOWN:
+            h = None
+        elif eff == SP_FROM_FP:
+            h = None if fp is None else fp - x
+            if h is not None:
+                saved = _drop_below(saved, h)
+        elif eff == FP_FROM_SP:
+            fp = None if h is None else h - x
+        elif eff == FP_CLOBBER:
+            fp = None
+        elif eff == LEAVE:
+            h = None if fp is None else fp - slot
+            fp = None
+            saved = frozenset(p for p in saved if p[0] != self.fp)
+            if h is not None:
+                saved = _drop_below(saved, h)
+        elif eff == SAVE_SP:
+            if h is not None:
+                saved = _with_save(saved, x, y - h)
+        elif eff == SAVE_FP:
+            if fp is not None:
+                saved = _with_save(saved, x, y - fp)
+        elif eff == ENTER:
+            if h is None:
+                return state
+            h += slot
+            saved = _with_save(saved, self.fp, -h)
+            fp = h
+            h += x
+        else:
+            return state
+        if h is not None and not slot <= h <= MAX_HEIGHT:
+            h = None
+        return h, fp, saved
 
+    def decode_run(self, read, addr, end):
+        """Decode linearly from addr up to end: [(address, size, mnemonic, op_str)]."""
+        data = read(addr, end - addr)
+        return list(self.decoder().disasm_lite(data, addr)) if data else []
 
-def classify_memo(mnemonic, op_str):
-    """classify(), memoised: compiled code repeats a few thousand instruction texts."""
-    key = (mnemonic, op_str)
-    c = _CLASSES.get(key)
-    if c is None:
-        if len(_CLASSES) > 200_000:
-            _CLASSES.clear()
-        c = _CLASSES[key] = classify(mnemonic, op_str)
-    return c
+    def is_padding(self, mn, ops):
+        """nop, int3, or zero bytes (``add %al,(%rax)``) between functions and before jump targets."""
+        return mn.rpartition(" ")[2] in PADDING or (mn == "add" and ops == self.zero_padding)
+
+    def analyze(self, read, start, end=None, follow=None, noreturn=None, hi=None):
+        """Analyse the function entered at ``start``; return its FunctionAnalysis.
+
+        read(addr, n) returns up to n readable bytes (b"" when none).  ``end`` is
+        the function's end when known (jumps beyond it are tail calls); without
+        one, code is followed up to ``hi`` (default start + MAX_CODE).
+        follow(target) -> (lo, hi) or None: a range outside [start, end) that is
+        still this function's (a .cold part).  noreturn(target) -> bool.
+        Raises AnalysisError when the entry is unreadable or the work bounds are hit.
+        """
+        limit = end if end is not None else (hi if hi is not None else start + MAX_CODE)
+        if limit - start > MAX_CODE:
+            if end is not None:
+                raise AnalysisError(f"function of {limit - start} bytes is too large to analyse")
+            limit = start + MAX_CODE
+        if not read(start, 1):
+            raise AnalysisError(f"code at 0x{start:x} is unreadable")
+        flow = _Dataflow(self, read, start, limit, follow, noreturn)
+        for _round in range(MAX_ROUNDS):
+            flow.solve(end)
+            if flow.new_blames:                 # calls that seem not to return: solve again without them
+                flow.blames.update(flow.new_blames)
+                flow.reset(flow.new_blames)
+                continue
+            # A blame holds if the clash point is still reached with the call dead;
+            # else the clash was the code's own (a loop moving rsp) and the call returns.
+            wrong = {call for call, at in flow.blames.items() if at not in flow.instate}
+            if not wrong:
+                break
+            flow.dead_calls -= wrong
+            flow.innocent |= wrong
+            for call in wrong:
+                del flow.blames[call]
+            flow.reset(())
+        else:
+            flow.innocent |= flow.blames.keys() | flow.new_blames.keys()   # give up guessing
+            flow.dead_calls.clear()
+            flow.reset(())
+            flow.solve(end)
+        return flow.result(start, end)
 
 
 def _drop_below(saved, h):
@@ -193,127 +328,23 @@ def _with_save(saved, reg, off):
     return saved | {(reg, off)}
 
 
-def transfer(state, eff, x, y):
-    """The state after an instruction with effect (eff, x, y)."""
-    h, fp, saved = state
-    if eff == PUSH:
-        if h is None:
-            return state
-        h += 8
-        if x is not None:
-            saved = _with_save(saved, x, -h)
-    elif eff == POP:
-        if x == 6:
-            fp = None
-        if h is not None:
-            h -= 8
-            saved = _drop_below(saved, h)
-    elif eff == ADJ:
-        if h is not None:
-            h += x
-            if x < 0:
-                saved = _drop_below(saved, h)
-    elif eff == SP_UNKNOWN:
-        h = None
-    elif eff == SP_FROM_FP:
-        h = None if fp is None else fp - x
-        if h is not None:
-            saved = _drop_below(saved, h)
-    elif eff == FP_FROM_SP:
-        fp = None if h is None else h - x
-    elif eff == FP_CLOBBER:
-        fp = None
-    elif eff == LEAVE:
-        h = None if fp is None else fp - 8
-        fp = None
-        saved = frozenset(p for p in saved if p[0] != 6)
-        if h is not None:
-            saved = _drop_below(saved, h)
-    elif eff == SAVE_SP:
-        if h is not None:
-            saved = _with_save(saved, x, y - h)
-    elif eff == SAVE_FP:
-        if fp is not None:
-            saved = _with_save(saved, x, y - fp)
-    elif eff == ENTER:
-        if h is None:
-            return state
-        h += 8
-        saved = _with_save(saved, 6, -h)
-        fp = h
-        h += x
-    else:
-        return state
-    if h is not None and not 8 <= h <= MAX_HEIGHT:
-        h = None
-    return h, fp, saved
-
-
 def merge(a, b):
     if a == b:
         return a
     return (a[0] if a[0] == b[0] else None, a[1] if a[1] == b[1] else None, a[2] & b[2])
 
 
-ENTRY = (8, None, frozenset())
-_CS = None
-
-
-def decoder():
-    """The shared capstone decoder (x86-64, no detail: see the module docstring)."""
-    global _CS
-    if _CS is None:
-        import capstone   # imported on first use: most walks never need it (33 ms)
-        _CS = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    return _CS
-
-
-def decode_run(read, addr, end):
-    """Decode linearly from addr up to end: [(address, size, mnemonic, op_str)]."""
-    data = read(addr, end - addr)
-    return list(decoder().disasm_lite(data, addr)) if data else []
-
-
-def analyze(read, start, end=None, follow=None, noreturn=None, hi=None):
-    """Analyse the function entered at ``start``; return its FunctionAnalysis.
-
-    read(addr, n) returns up to n readable bytes (b"" when none).  ``end`` is
-    the function's end when known (jumps beyond it are tail calls); without
-    one, code is followed up to ``hi`` (default start + MAX_CODE).
-    follow(target) -> (lo, hi) or None: a range outside [start, end) that is
-    still this function's (a .cold part).  noreturn(target) -> bool.
-    Raises AnalysisError when the entry is unreadable or the work bounds are hit.
-    """
-    limit = end if end is not None else (hi if hi is not None else start + MAX_CODE)
-    if limit - start > MAX_CODE:
-        if end is not None:
-            raise AnalysisError(f"function of {limit - start} bytes is too large to analyse")
-        limit = start + MAX_CODE
-    if not read(start, 1):
-        raise AnalysisError(f"code at 0x{start:x} is unreadable")
-    flow = _Dataflow(read, start, limit, follow, noreturn)
-    for _round in range(MAX_ROUNDS):
-        flow.solve(end)
-        if flow.new_blames:                 # calls that seem not to return: solve again without them
-            flow.blames.update(flow.new_blames)
-            flow.reset(flow.new_blames)
-            continue
-        # A blame holds if the clash point is still reached with the call dead;
-        # else the clash was the code's own (a loop moving rsp) and the call returns.
-        wrong = {call for call, at in flow.blames.items() if at not in flow.instate}
-        if not wrong:
-            break
-        flow.dead_calls -= wrong
-        flow.innocent |= wrong
-        for call in wrong:
-            del flow.blames[call]
-        flow.reset(())
-    else:
-        flow.innocent |= flow.blames.keys() | flow.new_blames.keys()   # give up guessing
-        flow.dead_calls.clear()
-        flow.reset(())
-        flow.solve(end)
-    return flow.result(start, end)
+#: x86-64's: callee-saved registers (System V) rbx, rbp, r12-r15.
+X86_64 = Isa(_ARCH, "CS_MODE_64", "rsp", "rbp", ("rbx", "rbp", "r12", "r13", "r14", "r15"))
+CALLEE_SAVED = X86_64.callee_saved
+ENTRY = X86_64.entry
+classify = X86_64.classify
+classify_memo = X86_64.classify_memo
+transfer = X86_64.transfer
+decoder = X86_64.decoder
+decode_run = X86_64.decode_run
+analyze = X86_64.analyze
+is_padding = X86_64.is_padding
 
 
 class _Dataflow:
@@ -326,7 +357,8 @@ class _Dataflow:
     the clash point is then no longer reached.
     """
 
-    def __init__(self, read, start, limit, follow, noreturn):
+    def __init__(self, isa, read, start, limit, follow, noreturn):
+        self.isa = isa
         self.read, self.start = read, start
         self.ranges = [(start, limit)]
         self.follow, self.noreturn = follow, noreturn
@@ -342,7 +374,7 @@ class _Dataflow:
     def reset(self, dead_calls):
         self.dead_calls.update(dead_calls)
         self.new_blames = {}
-        self.instate = {self.start: ENTRY}
+        self.instate = {self.start: self.isa.entry}
         self.origin = {}                # address -> the call whose fall-through first reached it
         self.work = [self.start]
         self.ijumps = []
@@ -378,10 +410,14 @@ class _Dataflow:
             return None
         insns = self.insns
         first = None
-        for addr, size, mn, ops in decoder().disasm_lite(data, a):
+        classify = self.isa.classify_memo
+        for addr, size, mn, ops in self.isa.decoder().disasm_lite(data, a):
             if addr in insns:
                 break
-            ins = insns[addr] = (size,) + classify_memo(mn, ops)
+            ins = classify(mn, ops)
+            if ins[3] == CALL and ins[4] == addr + size:
+                ins = _CALL_NEXT            # call 1f; 1: pop %reg -- a push of the pc (i386 PIC)
+            ins = insns[addr] = (size,) + ins
             if first is None:
                 first = ins
             if ins[4] in (JUMP, STOP, IJUMP):
@@ -408,6 +444,7 @@ class _Dataflow:
 
     def run(self):
         instate, insns, work = self.instate, self.insns, self.work
+        transfer = self.isa.transfer
         while work:
             a = work.pop()
             st = instate[a]
@@ -485,18 +522,13 @@ class _Dataflow:
             st = instate[a]
             rule = interned.get(st, False)
             if rule is False:
-                rule = interned[st] = (StackHeight.make(_ARCH, st[0], st[1], {r: o for r, o in st[2]})
+                rule = interned[st] = (StackHeight.make(self.isa.regs, st[0], st[1], {r: o for r, o in st[2]})
                                        if st[0] is not None or st[1] is not None else None)
             rules.append(rule)
             if insns[a][4] == CALL:
                 calls.add(a)
         return FunctionAnalysis(start, end, addrs, [insns[a][0] for a in addrs], rules, calls,
                                 self.ranges[1:])
-
-
-def is_padding(mn, ops):
-    """nop, int3, or zero bytes (``add %al,(%rax)``) between functions and before jump targets."""
-    return mn.rpartition(" ")[2] in PADDING or (mn == "add" and ops == "byte ptr [rax], al")
 
 
 def _sweep(flow, end):
@@ -509,11 +541,11 @@ def _sweep(flow, end):
     that does not return) gets that instruction's state, as compilers' CFI
     gives it: it never runs, but a pc may be looked up there.
     """
-    instate = flow.instate
-    sweep = decode_run(flow.read, flow.start, end)
+    instate, isa = flow.instate, flow.isa
+    sweep = isa.decode_run(flow.read, flow.start, end)
     # A jump with a frame is a table's; one without may be either (a leaf's
     # switch, a tail call through a pointer): tables with a frame decide.
-    tables = [s for s in flow.ijumps if s != ENTRY] or flow.ijumps
+    tables = [s for s in flow.ijumps if s != isa.entry] or flow.ijumps
     if tables:
         seed = tables[0]
         for s in tables[1:]:
@@ -525,12 +557,12 @@ def _sweep(flow, end):
                 for a, size, mn, ops in sweep:
                     if a in instate:
                         starts_run = True
-                    elif is_padding(mn, ops):
+                    elif isa.is_padding(mn, ops):
                         starts_run = True
                     else:
                         if starts_run:
                             seeds.append(a)
-                        starts_run = classify_memo(mn, ops)[3] in (JUMP, STOP, IJUMP)
+                        starts_run = isa.classify_memo(mn, ops)[3] in (JUMP, STOP, IJUMP)
                 if not seeds:
                     break
                 for a in seeds:
@@ -541,8 +573,8 @@ def _sweep(flow, end):
     for a, size, mn, ops in sweep:
         if a in instate:
             prev = instate[a]
-        elif prev is not None and is_padding(mn, ops):
+        elif prev is not None and isa.is_padding(mn, ops):
             instate[a] = prev
-            flow.insns[a] = (size,) + classify_memo(mn, ops)
+            flow.insns[a] = (size,) + isa.classify_memo(mn, ops)
         else:
             prev = None

@@ -56,14 +56,22 @@ def decode_call(code, addr=0):
 
     Bytes after the instruction are ignored; a truncated one is None.
     """
+    return decode_call_in_mode(code, addr, 64)
+
+
+def decode_call_in_mode(code, addr, bits):
+    """decode_call for 64-bit code (``bits`` 64) or 32-bit code (32: i386, where 40-4f
+    are inc/dec, not REX prefixes, and ``ff 15 disp32`` is an absolute address, not
+    rip-relative)."""
     n = len(code)
+    mask = _MASK if bits == 64 else 0xFFFFFFFF
     i = 0
     prefix = 0
     if i < n and code[i] in _LEGACY:
         prefix = code[i]
         i += 1
     rex = 0
-    if i < n and 0x40 <= code[i] <= 0x4f:
+    if bits == 64 and i < n and 0x40 <= code[i] <= 0x4f:
         rex = code[i]
         i += 1
     if i >= n:
@@ -75,7 +83,7 @@ def decode_call(code, addr=0):
             return None
         rel = int.from_bytes(code[i:i + 4], "little", signed=True)
         length = i + 4
-        return CallSite(addr, length, (addr + length + rel) & _MASK, None)
+        return CallSite(addr, length, (addr + length + rel) & mask, None)
     if op != 0xff or i >= n:
         return None
     modrm = code[i]
@@ -95,9 +103,10 @@ def decode_call(code, addr=0):
         if mod == 0 and sib & 7 == 5:              # no base: disp32 [+ index*scale]
             disp_len = 4
             absolute = (sib >> 3) & 7 == 4 and not rex & 0x2
-    elif mod == 0 and rm == 5:                     # rip + disp32 (REX.B does not change it)
+    elif mod == 0 and rm == 5:                     # rip + disp32 (REX.B does not change it); i386: disp32
         disp_len = 4
-        rip = True
+        rip = bits == 64
+        absolute = bits != 64
     if mod == 1:
         disp_len = 1
     elif mod == 2:
@@ -108,7 +117,7 @@ def decode_call(code, addr=0):
     slot = None
     if (rip or absolute) and prefix not in _SEGMENT:
         disp = int.from_bytes(code[i:length], "little", signed=True)
-        slot = (addr + length + disp if rip else disp) & _MASK
+        slot = (addr + length + disp if rip else disp) & mask
     return CallSite(addr, length, None, slot)
 
 
@@ -118,10 +127,14 @@ def calls_ending_at(code, end):
     Shortest first.  Several can overlap (``e8 11 22 ff d0`` ends both a call rel32
     and ``call *%rax``); a caller that knows an instruction boundary picks one.
     """
+    return calls_ending_at_in_mode(code, end, 64)
+
+
+def calls_ending_at_in_mode(code, end, bits, max_len=MAX_CALL_LEN):
     n = len(code)
     out = []
-    for k in range(2, min(n, MAX_CALL_LEN) + 1):
-        call = decode_call(code[n - k:], end - k)
+    for k in range(2, min(n, max_len) + 1):
+        call = decode_call_in_mode(code[n - k:], end - k, bits)
         if call is not None and call.length == k:
             out.append(call)
     return out
@@ -129,29 +142,30 @@ def calls_ending_at(code, end):
 
 # --- capstone: decoding from known instruction boundaries -----------------------------------------
 
-_CS = None
+_CS = {}
 
 
-def _capstone():
-    global _CS
-    if _CS is None:
+def _capstone(bits=64):
+    cs = _CS.get(bits)
+    if cs is None:
         import capstone
-        _CS = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    return _CS
+        cs = _CS[bits] = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64 if bits == 64
+                                     else capstone.CS_MODE_32)
+    return cs
 
 
 def _is_call(mnemonic):
     return mnemonic.rsplit(" ", 1)[-1] == "call"    # "call", "bnd call", "notrack call"
 
 
-def confirm_call(code, addr=0):
+def confirm_call(code, addr=0, bits=64):
     """Whether capstone decodes ``code`` (bytes at ``addr``) as exactly one call instruction."""
-    for _a, size, mnemonic, _ops in _capstone().disasm_lite(bytes(code), addr, 1):
+    for _a, size, mnemonic, _ops in _capstone(bits).disasm_lite(bytes(code), addr, 1):
         return size == len(code) and _is_call(mnemonic)
     return False
 
 
-def return_sites(code, start):
+def return_sites(code, start, bits=64):
     """Sweep ``code`` (a whole function at ``start``) instruction by instruction.
 
     Returns ({return address: address of its call}, end of the decoded part):
@@ -160,7 +174,7 @@ def return_sites(code, start):
     """
     sites = {}
     pos = start
-    for a, size, mnemonic, _ops in _capstone().disasm_lite(bytes(code), start):
+    for a, size, mnemonic, _ops in _capstone(bits).disasm_lite(bytes(code), start):
         pos = a + size
         if _is_call(mnemonic):
             sites[pos] = a
@@ -191,9 +205,10 @@ ENDBR64 = b"\xf3\x0f\x1e\xfa"
 PLT_STUB_SIZE = 11
 
 
-def plt_slot(code, addr):
+def plt_slot(code, addr, got_base=None):
     """The GOT word a PLT stub at ``addr`` jumps through ([endbr64] [bnd] jmp *slot(%rip)),
-    or None if ``code`` (bytes at addr) is not one."""
+    or None if ``code`` (bytes at addr) is not one.  (``got_base``: unused, the slot is
+    rip-relative; i386's PIC stubs need it.)"""
     i = 4 if code.startswith(ENDBR64) else 0
     if i < len(code) and code[i] == 0xf2:
         i += 1

@@ -8,7 +8,7 @@ whether the bytes before an address end a call instruction.
 """
 from bisect import bisect_right
 
-from . import analysis as x86
+from . import analysis as _analysis
 
 #: How many entries search_entries offers at most.
 MAX_SEARCH_CANDIDATES = 8
@@ -25,134 +25,148 @@ _ENDBR64 = b"\xf3\x0f\x1e\xfa"
 CALL_LOOKBACK = 10
 
 
-def split_gap(code, lo):
-    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted.
+class Scanner:
+    """The entry scanner for one x86 instruction set: its analysis ``Isa`` (decoder and
+    instruction classes), the bytes a function's entry may start with, its endbr, and how
+    many bytes the longest call instruction takes (arch/i386/scan.py makes i386's)."""
 
-    The first non-padding instruction starts one; so does every direct call
-    target.  The instruction after a ret/jmp/ud2 (and its padding) starts
-    one unless a branch between other code crosses that point: compilers
-    align jump targets after a ret too, but only their own code jumps there.
-    """
-    md = x86.decoder()
-    insns = []
-    pos = 0
-    n = len(code)
-    while pos < n:
-        got = False
-        for a, size, mn, ops in md.disasm_lite(code[pos:], lo + pos):
-            insns.append((a, size, mn, ops))
-            pos = a + size - lo
-            got = True
-        if pos < n:
-            insns.append((lo + pos, 1, "(bad)", ""))
-            pos += 1
-        elif not got:
-            break
-    hi = lo + n
-    strong, weak, edges = set(), set(), []
-    boundaries = set()
-    first = True
-    after_stop = False
-    for a, size, mn, ops in insns:
-        boundaries.add(a)
-        if x86.is_padding(mn, ops) or mn == "(bad)":
-            continue
-        if first:
-            strong.add(a)
-            first = False
-        elif after_stop:
-            weak.add(a)
-        after_stop = False
-        _e, _x, _y, flow, tgt = x86.classify_memo(mn, ops)
-        if flow == x86.CALL:
-            if tgt is not None and lo <= tgt < hi:
-                strong.add(tgt)
-        elif flow in (x86.JUMP, x86.COND):
-            if tgt is not None and lo <= tgt < hi:
-                edges.append((a, tgt))
-            after_stop = flow == x86.JUMP
-        elif flow in (x86.STOP, x86.IJUMP):
-            after_stop = True
-    strong &= boundaries
-    points = sorted(strong | weak)
-    inner = set()
-    for s, t in edges:
-        if t in strong:
-            continue                        # a tail call into a known entry
-        a, b = (s, t) if s < t else (t, s)
-        i = bisect_right(points, a)
-        while i < len(points) and points[i] <= b:
-            if points[i] in weak:
-                inner.add(points[i])
-            i += 1
-    return [p for p in points if p not in inner]
+    def __init__(self, isa, prologue_starts, endbr, call_lookback):
+        self.isa, self.prologue_starts, self.endbr = isa, prologue_starts, endbr
+        self.call_lookback = call_lookback
 
 
-def _looks_like_entry(code, i):
-    if code.startswith(_ENDBR64, i):
-        i += 4
-    return any(code.startswith(p, i) for p in _PROLOGUE_STARTS)
+    def split_gap(self, code, lo):
+        """Function starts in the CFI-less code ``code`` found at ``lo``, sorted.
 
-
-def _ends_code(code, i):
-    """Whether an instruction ending exactly at offset i is padding or ends a path."""
-    md = x86.decoder()
-    for k in range(1, min(15, i) + 1):
-        for _a, size, mn, ops in md.disasm_lite(code[i - k:i], 0, 1):
-            if size == k:
-                m = mn.rpartition(" ")[2]
-                if x86.is_padding(mn, ops) or m in x86.STOPS or m == "jmp":
-                    return True
-    return False
-
-
-def _reaches(code, i, target, exact):
-    """Whether linear decoding from offset i lands on offset target (exact) or on
-    an instruction holding it."""
-    md = x86.decoder()
-    pos = i
-    while pos <= target:
-        got = False
-        for _a, size, _mn, _ops in md.disasm_lite(code[pos:target + 16], pos):
-            if pos == target or (not exact and pos + size > target):
-                return True
-            pos += size
-            got = True
-            if pos > target:
+        The first non-padding instruction starts one; so does every direct call
+        target.  The instruction after a ret/jmp/ud2 (and its padding) starts
+        one unless a branch between other code crosses that point: compilers
+        align jump targets after a ret too, but only their own code jumps there.
+        """
+        md = self.isa.decoder()
+        insns = []
+        pos = 0
+        n = len(code)
+        while pos < n:
+            got = False
+            for a, size, mn, ops in md.disasm_lite(code[pos:], lo + pos):
+                insns.append((a, size, mn, ops))
+                pos = a + size - lo
+                got = True
+            if pos < n:
+                insns.append((lo + pos, 1, "(bad)", ""))
+                pos += 1
+            elif not got:
                 break
-        if not got:
-            return False
-    return False
+        hi = lo + n
+        strong, weak, edges = set(), set(), []
+        boundaries = set()
+        first = True
+        after_stop = False
+        for a, size, mn, ops in insns:
+            boundaries.add(a)
+            if self.isa.is_padding(mn, ops) or mn == "(bad)":
+                continue
+            if first:
+                strong.add(a)
+                first = False
+            elif after_stop:
+                weak.add(a)
+            after_stop = False
+            _e, _x, _y, flow, tgt = self.isa.classify_memo(mn, ops)
+            if flow == _analysis.CALL:
+                if tgt is not None and lo <= tgt < hi:
+                    strong.add(tgt)
+            elif flow in (_analysis.JUMP, _analysis.COND):
+                if tgt is not None and lo <= tgt < hi:
+                    edges.append((a, tgt))
+                after_stop = flow == _analysis.JUMP
+            elif flow in (_analysis.STOP, _analysis.IJUMP):
+                after_stop = True
+        strong &= boundaries
+        points = sorted(strong | weak)
+        inner = set()
+        for s, t in edges:
+            if t in strong:
+                continue                        # a tail call into a known entry
+            a, b = (s, t) if s < t else (t, s)
+            i = bisect_right(points, a)
+            while i < len(points) and points[i] <= b:
+                if points[i] in weak:
+                    inner.add(points[i])
+                i += 1
+        return [p for p in points if p not in inner]
 
 
-def search_entries(code, lo, pc, exact=True, region_start=None):
-    """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
-    t = pc - lo
-    out = []
-    for i in range(t - (lo + t) % ENTRY_ALIGN, -1, -ENTRY_ALIGN):
-        if not _looks_like_entry(code, i):
-            continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(code, i)):
-            if _reaches(code, i, t, exact):
-                out.append(lo + i)
-                if len(out) >= MAX_SEARCH_CANDIDATES:
-                    break
-    if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES \
-            and _reaches(code, 0, t, exact):
-        out.append(lo)                      # the mapping's first byte starts code
-    return out
+    def _looks_like_entry(self, code, i):
+        if code.startswith(self.endbr, i):
+            i += len(self.endbr)
+        return any(code.startswith(p, i) for p in self.prologue_starts)
 
 
-
-
-def after_call(code):
-    """Whether ``code`` (the CALL_LOOKBACK bytes before an address) ends with a call."""
-    n = len(code)
-    if n < CALL_LOOKBACK:
+    def _ends_code(self, code, i):
+        """Whether an instruction ending exactly at offset i is padding or ends a path."""
+        md = self.isa.decoder()
+        for k in range(1, min(15, i) + 1):
+            for _a, size, mn, ops in md.disasm_lite(code[i - k:i], 0, 1):
+                if size == k:
+                    m = mn.rpartition(" ")[2]
+                    if self.isa.is_padding(mn, ops) or m in _analysis.STOPS or m == "jmp":
+                        return True
         return False
-    md = x86.decoder()
-    for k in range(2, n + 1):
-        for _a, size, mn, _ops in md.disasm_lite(code[n - k:], 0, 1):
-            if size == k and mn.rpartition(" ")[2] == "call":
-                return True
-    return False
+
+
+    def _reaches(self, code, i, target, exact):
+        """Whether linear decoding from offset i lands on offset target (exact) or on
+        an instruction holding it."""
+        md = self.isa.decoder()
+        pos = i
+        while pos <= target:
+            got = False
+            for _a, size, _mn, _ops in md.disasm_lite(code[pos:target + 16], pos):
+                if pos == target or (not exact and pos + size > target):
+                    return True
+                pos += size
+                got = True
+                if pos > target:
+                    break
+            if not got:
+                return False
+        return False
+
+
+    def search_entries(self, code, lo, pc, exact=True, region_start=None):
+        """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
+        t = pc - lo
+        out = []
+        for i in range(t - (lo + t) % ENTRY_ALIGN, -1, -ENTRY_ALIGN):
+            if not self._looks_like_entry(code, i):
+                continue
+            if (i == 0 and lo == region_start) or (i > 0 and self._ends_code(code, i)):
+                if self._reaches(code, i, t, exact):
+                    out.append(lo + i)
+                    if len(out) >= MAX_SEARCH_CANDIDATES:
+                        break
+        if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES \
+                and self._reaches(code, 0, t, exact):
+            out.append(lo)                      # the mapping's first byte starts code
+        return out
+
+
+    def after_call(self, code):
+        """Whether ``code`` (the CALL_LOOKBACK bytes before an address) ends with a call."""
+        n = len(code)
+        if n < self.call_lookback:
+            return False
+        md = self.isa.decoder()
+        for k in range(2, n + 1):
+            for _a, size, mn, _ops in md.disasm_lite(code[n - k:], 0, 1):
+                if size == k and mn.rpartition(" ")[2] == "call":
+                    return True
+        return False
+
+
+X86_64 = Scanner(_analysis.X86_64, _PROLOGUE_STARTS, _ENDBR64, CALL_LOOKBACK)
+split_gap = X86_64.split_gap
+search_entries = X86_64.search_entries
+after_call = X86_64.after_call

@@ -16,6 +16,7 @@ offsets below agree with glibc's own CFI for __restore_rt (DW_OP_breg7
 checks against the installed libc.
 """
 from ...rule import UnwindRule
+from .. import xsave as xsave_layout
 from . import registers, regsets
 
 
@@ -122,16 +123,37 @@ def rule():
     return _RULE[0]
 
 
-def fp_registers(read_mem, tramp_sp):
+def fp_registers(read_mem, sc):
     """{DWARF regno: bytes} of the x87/SSE/AVX registers of the code the signal interrupted,
-    from the fpstate the sigcontext points to (Linux resets them for the handler, so the
-    handler's own registers say nothing of the interrupted code's); {} without one."""
-    sc = sigcontext_address(tramp_sp)
+    from the fpstate the sigcontext at ``sc`` points to (Linux resets them for the handler,
+    so the handler's own registers say nothing of the interrupted code's); {} without one."""
     ptr = int.from_bytes(read_mem(sc + SC_FPSTATE, SLOT), "little")
     if not ptr:
         return {}
-    fx = read_mem(ptr, regsets.FXSAVE_SIZE)
-    size = regsets.fpstate_size(fx)
-    if size > regsets.FXSAVE_SIZE:
-        return regsets.unpack_fp(xsave=read_mem(ptr, size))
-    return regsets.unpack_fp(fxsave=fx)
+    fxsave, xsave = xsave_layout.read_fpstate(read_mem, ptr)
+    return regsets.unpack_fp(fxsave, xsave)
+
+
+class _SignalFrame:
+    """x86-64 has one kind of signal frame: the rt_sigframe (what frame_kind returns)."""
+    name = "rt_sigframe"
+
+    @property
+    def rule(self):
+        return rule()
+
+    @staticmethod
+    def sigcontext_address(sp):
+        return sigcontext_address(sp)
+
+    @staticmethod
+    def frame_end(sp):
+        return frame_end(sp)
+
+
+RT_SIGFRAME = _SignalFrame()
+
+
+def frame_kind(code_at, pc, exact, name=None):
+    """The kind of signal frame a trampoline at ``pc`` returns from: always the rt_sigframe."""
+    return RT_SIGFRAME

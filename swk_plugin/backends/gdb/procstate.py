@@ -26,6 +26,14 @@ def thread_tid(thread):
     return lwp or tid or pid
 
 
+def arch_name(inferior):
+    """GDB's name of an inferior's architecture ("i386:x86-64", "i386"), or None."""
+    try:
+        return inferior.architecture().name()
+    except (gdb.error, RuntimeError):
+        return None
+
+
 def selected_thread():
     """gdb.selected_thread(), or None when no thread is selected, as after the selected
     thread exited in non-stop mode (GDB 13 then raises SystemError)."""
@@ -47,11 +55,9 @@ def value_bytes(value):
 class GdbProcessState(ProcessState):
     def __init__(self, inferior=None):
         self.inferior = inferior or gdb.selected_inferior()
-        try:
-            arch_name = self.inferior.architecture().name()
-        except (gdb.error, RuntimeError):
-            arch_name = None
-        super().__init__(get_architecture(arch_name) if arch_name else host_architecture(), None)
+        #: GDB's name of the inferior's architecture when this state was made (None: unknown).
+        self.gdb_arch_name = name = arch_name(self.inferior)
+        super().__init__(get_architecture(name) if name else host_architecture(), None)
         self.library_state = GdbLibraryState(self)
         self._thread_map = None
 
@@ -172,12 +178,24 @@ class GdbProcessState(ProcessState):
         return self._on_thread(self.gdb_thread(tid), read)
 
     def read_thread_named_register(self, tid, name):
+        th = self.gdb_thread(tid)
+
         def read(newest):
             try:
                 return int(newest.read_register(name)) & self.arch.address_mask
             except (gdb.error, ValueError):
                 return None
-        return self._on_thread(self.gdb_thread(tid), read)
+        value = self._on_thread(th, read)
+        if value is None and name == self.arch.thread_pointer:
+            # no register for it (i386's %gs base): glibc's thread handle, a pthread_t, is
+            # the thread pointer (its TCB)
+            try:
+                handle = th.handle()
+            except (gdb.error, RuntimeError, AttributeError):
+                handle = None
+            if handle:
+                value = int.from_bytes(bytes(handle)[:self.arch.ptr_size], "little") or None
+        return value
 
     # --- mappings ----------------------------------------------------------------------------
     def memory_regions(self):

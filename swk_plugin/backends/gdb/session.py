@@ -3,7 +3,7 @@ import gdb
 
 from ...errors import NoProcessError
 from ...walker import DEFAULT_FRAME_CAP, Walker
-from .procstate import TARGET, GdbProcessState, selected_thread
+from .procstate import TARGET, GdbProcessState, arch_name, selected_thread
 from .values import GdbValuePrinter
 
 
@@ -37,7 +37,9 @@ class Session:
     def walker_for(self, inferior):
         """The inferior's Walker, made on first use (no checks: unwinders use this)."""
         w = self._walkers.get(inferior.num)
-        if w is None or w.process_state.inferior != inferior or not inferior.is_valid():
+        if w is None or w.process_state.inferior != inferior or not inferior.is_valid() \
+                or w.process_state.gdb_arch_name != arch_name(inferior):
+            # (a new program, or `set architecture`: the Architecture is asked again)
             w = Walker(GdbProcessState(inferior), frame_cap=self.frame_cap)
             w.value_printer = GdbValuePrinter()
             self._walkers[inferior.num] = w

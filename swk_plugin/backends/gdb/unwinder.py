@@ -18,6 +18,7 @@ core file's name) is gathered outside, by events and commands.
 import gdb
 import gdb.unwinder
 
+from ...arch import UnsupportedArchitecture, get_architecture
 from ...errors import MemoryReadError
 from ...frame import Frame
 from ...stepper import Gcf
@@ -46,6 +47,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         self.types = None       # GDB types of the pc, the sp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
         self.arch = None        # the Architecture of the inferior the descriptors are for
+        #: GDB architecture name -> (descriptors, Architecture, types), or False: swk has none
+        self.by_arch = {}
         self.reported = set()   # problems already shown once
         self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
         session.listeners.append(self.forget)
@@ -70,12 +73,28 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         finally:
             TARGET.in_unwinder = False
 
+    def _for_architecture(self, pf):
+        """(register descriptors, swk's Architecture) for the pending frame's architecture,
+        or None when swk has none for it (the unwinder then steps aside, silently).  Kept
+        per GDB architecture: one session may debug a 64-bit and a 32-bit program."""
+        gdb_arch = pf.architecture()
+        name = gdb_arch.name()
+        known = self.by_arch.get(name)
+        if known is None:
+            try:
+                arch = get_architecture(name)
+            except UnsupportedArchitecture:
+                arch = None
+            known = self.by_arch[name] = (
+                ({r.name: r for r in gdb_arch.registers("general")}, arch, {}) if arch is not None else False)
+        return known or None
+
     def _unwind(self, pf):
-        desc = self.descriptors
-        if desc is None:
-            desc = self.descriptors = {r.name: r for r in pf.architecture().registers("general")}
-            self.arch = self.session.walker_for(gdb.selected_inferior()).process_state.arch
-        arch = self.arch
+        known = self._for_architecture(pf)
+        if known is None:
+            return None
+        desc, arch, self.types = known
+        self.descriptors, self.arch = desc, arch
         pc = int(pf.read_register(desc[arch.reg_name(arch.pc)]))
         kind = self.decisions.get(pc)
         if kind is None:
@@ -95,6 +114,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             self.declined.add(key)
             return None  # the CFA GDB will compute from the frame pointer is plausible: its CFI is right
         walker = self.session.walker_for(gdb.selected_inferior())
+        if walker.process_state.arch != arch:
+            return None     # the frame's architecture is not the inferior's: not swk's to unwind
         regs = {arch.pc: pc, arch.sp: sp, arch.fp: fp}
         for regno in arch.callee_saved:
             if regno not in regs:
@@ -133,9 +154,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         except MemoryReadError:
             return DECLINE
         layout = ps.arch.signal_frame
-        if layout is not None and layout.is_trampoline_code(code):
-            return DECLINE
         lib, mod = module_at(ps, pc)
+        if layout is not None and layout.is_trampoline_code(code):
+            return DECLINE if self._gdb_knows_trampoline(walker, layout, pc, lib, mod) else SWK
         if mod is None:
             return SWK  # JIT code: GDB has nothing to go on
         rules = [cfi_rule_at(mod, a - lib.base) for a in (pc, pc - 1)]
@@ -145,6 +166,21 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if rule.cfa is not None and rule.cfa.reg == ps.arch.fp and not rule.signal_frame:
             return CHECK
         return DECLINE
+
+    @staticmethod
+    def _gdb_knows_trampoline(walker, layout, pc, lib, mod):
+        """Whether GDB's own sigtramp unwinders take this trampoline: one with signal-frame
+        CFI, and (GDB's x86 Linux sniffers) one with no name, a name with "sigaction" in it,
+        or the name of the C library's trampolines.  Any other (a program's own SA_RESTORER
+        code under another name) GDB unwinds as a function, into junk: swk takes it — as a
+        normal frame, since a Python unwinder cannot make GDB mark a frame as a signal's."""
+        if mod is not None:
+            rule = cfi_rule_at(mod, pc - lib.base)
+            if rule is not None and rule.signal_frame:
+                return True
+        hit = walker.symbol_lookup.lookup_at_addr(pc) if walker.symbol_lookup is not None else None
+        name = hit[0].split("@", 1)[0] if hit and hit[0] else None
+        return name is None or "sigaction" in name or name in layout.TRAMPOLINE_NAMES
 
     @staticmethod
     def _after_call(walker, pc):
@@ -159,8 +195,6 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
     def _value(self, value, regno, pf):
         """``value`` as a gdb.Value of the register's own type (GDB wants exactly that)."""
         types = self.types
-        if types is None:
-            types = self.types = {}
         t = types.get(regno)
         if t is None:
             t = types[regno] = pf.read_register(self.arch.reg_name(regno)).type

@@ -207,6 +207,8 @@ class SwkFrameProvider(ScriptedFrameProvider):
         m = self._match(frame.ra, frame.sp)
         if self._k == 0 and m != 0:
             m = 0 if n_real else None   # frame 0 is LLDB's: the registers themselves
+        elif m is not None and frame.kind == "signal" and self._misnamed_trampoline(frame.ra):
+            m = None                    # swk's frame, looked up at its pc: LLDB's would be misnamed
         if m is None:
             self._out.append({"idx": len(self._out), "pc": self._shown_pc(frame)})
             self._last_real = None
@@ -235,6 +237,13 @@ class SwkFrameProvider(ScriptedFrameProvider):
         if self._lldb_symbol(pc) != self._lldb_symbol(pc - 1):
             return pc - 1
         return pc
+
+    def _misnamed_trampoline(self, pc):
+        """Whether LLDB, not knowing a sigreturn trampoline without CFI for one (i386 code's
+        own SA_RESTORER trampoline), would name its frame after the function before it: it
+        looks a caller's pc up at pc-1, and pc-1 is in another named function."""
+        before = self._lldb_symbol(pc - 1)
+        return before[1] is not None and before != self._lldb_symbol(pc)
 
     def _lldb_symbol(self, pc):
         addr = self.target.ResolveLoadAddress(pc)
