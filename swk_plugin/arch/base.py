@@ -50,9 +50,6 @@ class Architecture:
     general = ()
     signal_frame = calls = prologue = analysis = scan = regsets = None
     capstone_mode = None
-    #: How far the CFA is above the stack pointer at a function's first instruction (a
-    #: call pushed the return address: one pointer; 0 where it stays in a link register).
-    entry_cfa_offset = None
     #: Floating-point and vector registers by DWARF number: (bytes, the names debuggers
     #: may give it, widest first).  Back-ends read them only when a value lives in one.
     fp_registers = {}
@@ -67,8 +64,6 @@ class Architecture:
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
         if self.pc is None:
             self.pc = self.ra
-        if self.entry_cfa_offset is None:
-            self.entry_cfa_offset = self.ptr_size
         #: All ones in a pointer: addresses wrap around it.
         self.address_mask = (1 << (8 * self.ptr_size)) - 1
 

@@ -188,9 +188,9 @@ def _tail_frames(callee, caller, libraries):
     out = []
     arch = callee.walker.process_state.arch
     # Every function of the chain jumped with the stack as it found it on entry: each
-    # tail-call frame has the physical callee's CFA, and the stack pointer of an entry.
+    # tail-call frame has the physical callee's CFA; GDB gives it that as its sp, too.
     cfa = callee.cfa
-    sp = cfa - arch.entry_cfa_offset if cfa is not None else caller.sp
+    sp = cfa if cfa is not None else caller.sp
     for site in tail_call_chain(clib.module, clib.base, caller.ra, entry, libraries):
         regs = dict(caller.regs)
         regs[arch.pc] = site.abs_pc

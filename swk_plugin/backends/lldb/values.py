@@ -69,11 +69,8 @@ class LldbValuePrinter:
         else:
             if len(vv.data) != t.GetByteSize():
                 return None
-            data = lldb.SBData()
-            err = lldb.SBError()
-            data.SetData(err, vv.data, target.GetByteOrder(), target.GetAddressByteSize())
-            if not err.Success():
-                return None
+            data = lldb.SBData.CreateDataFromUInt8Array(target.GetByteOrder(), target.GetAddressByteSize(),
+                                                        list(vv.data))
             value = target.CreateValueFromData(req.var.name, data, t)
         if not value.IsValid() or not _has_formatter(value):
             return None
