@@ -88,7 +88,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
     libraries, symbolize = ctx
     entry = LazyEntryRegs(walk, shown.index, shown.outermost)
     reg_size = ps.arch.reg_size
-    regs = register_view(walk, shown.index)
+    level = shown.index
 
     cfa = frame.cfa
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
@@ -114,7 +114,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
         tname = None
         vv = None
         try:
-            vv = read_variable(var, addr=addr, regs=regs, cfa=frame.cfa,
+            vv = read_variable(var, addr=addr, regs=register_view(walk, level), cfa=frame.cfa,
                                read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
                                entry_regs=entry, libraries=libraries, reg_size=reg_size,
                                register_value=ps.arch.register_value, tls_base=tls_base)

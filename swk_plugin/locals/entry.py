@@ -223,23 +223,10 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
     must be a single register (DW_OP_reg*, DW_OP_regx), and the caller's call site must
     have given that register a value (``entry_regs``, see call_site_entry_regs).
     Parameters passed on the stack (DW_OP_fbreg) have no entry value here."""
-    if not var.is_param or var.type is None or not entry_regs:
+    if not var.is_param or var.type is None:
         return None
-    fn = var.scope.function
-    d = fn.engine.d
-    found = dies.chain_attr(d, var.node, AT_location)
-    if found is None:
-        return None
-    node, (form, value) = found
-    if is_loclist(form, value):
-        try:
-            expr = find_location_expr(d, node.cu, form, value, fn.entry_pc, func_entry=fn.entry_pc)
-        except Exception:   # a malformed location list: no entry value
-            return None
-    else:
-        expr = value
-    reg = single_register(expr)
-    if reg is None:
+    reg = entry_register(var)
+    if reg is None or not entry_regs:
         return None
     v = entry_regs.get(reg)
     if v is None:
@@ -256,6 +243,29 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
     vv = VarValue(var.type, data)
     vv.var = var
     return vv
+
+
+def entry_register(var):
+    """The register a parameter is in at its function's entry, or None (on the stack, or
+    not one register): a fact of the DWARF, kept in the module's cache."""
+    fn = var.scope.function
+    memo = fn.module.cache.memo("entry-registers")
+    key = (var.node.offset, fn.entry_pc)
+    if key in memo:
+        return memo[key]
+    reg = None
+    d = fn.engine.d
+    found = dies.chain_attr(d, var.node, AT_location)
+    if found is not None:
+        node, (form, value) = found
+        expr = value
+        if is_loclist(form, value):
+            try:
+                expr = find_location_expr(d, node.cu, form, value, fn.entry_pc, func_entry=fn.entry_pc)
+            except Exception:   # a malformed location list: no entry value
+                expr = None
+        reg = single_register(expr)
+    return memo.put(key, reg)
 
 
 def single_register(expr):

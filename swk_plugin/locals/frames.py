@@ -7,6 +7,8 @@ What is worked out for one walk is kept in the walk's ``derived`` store
 (lives one stop, with the walk); what depends only on DWARF (plans.py), in the
 module's cache.
 """
+import bisect
+
 from ..errors import SwkError
 from ..frame import Frame, FrameKind
 from ..unwind.cfi import cfi_rule_at
@@ -46,15 +48,19 @@ def call_levels(walk):
     if levels is None:
         levels = []
         physical = []
-        libraries = None
+        libraries = memo = None
+        n = len(walk)
         for i, frame in enumerate(walk):
             physical.append(len(levels))
             levels.append(frame)
-            if i + 1 < len(walk):
-                if libraries is None:
-                    libraries = [(lib.module, lib.base)
-                                 for lib in frame.walker.process_state.library_state.get_libraries()]
-                levels.extend(_tail_frames(frame, walk[i + 1], libraries))
+            if i + 1 < n:
+                if memo is None:
+                    ps = frame.walker.process_state
+                    libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()]
+                    memo = ps.library_cache.memo("tail-chains")
+                tails = _tail_frames(frame, walk[i + 1], libraries, memo)
+                if tails:
+                    levels.extend(tails)
         walk.derived["levels"] = levels
         walk.derived["physical-levels"] = physical
     return levels
@@ -136,24 +142,29 @@ def register_view(walk, level):
     through a signal frame, whose saved fpstate swk reads (GDB shows the handler's
     registers there).  Kept per walk."""
     views = walk.derived.get("register-views")
-    levels = call_levels(walk)
     if views is None:
-        views = walk.derived["register-views"] = []
-    while len(views) <= level:
-        k = len(views)
-        frame = levels[k]
-        ps = frame.walker.process_state
-        if k == 0:
-            views.append(RegisterView(frame.regs, _thread_fp_source(ps, frame.thread)))
-        else:
-            inner = views[k - 1]
-            source = inner.fp_source
-            if levels[k - 1].kind == FrameKind.SIGNAL:
-                source = _signal_fp_source(ps, levels[k - 1])
-            view = RegisterView(inner, source)
-            view.update(frame.regs)
-            views.append(view)
-    return views[level]
+        views = walk.derived["register-views"] = ({}, [])
+    views, made = views
+    view = views.get(level)
+    if view is not None:
+        return view
+    levels = call_levels(walk)
+    # from the nearest view already made, inward of this level (deep walks ask for a few
+    # levels, far apart: no view is made for the levels between)
+    i = bisect.bisect_left(made, level)
+    start = made[i - 1] if i else None
+    bisect.insort(made, level)
+    if start is None:
+        frame = levels[0]
+        regs, source, start = dict(frame.regs), _thread_fp_source(frame.walker.process_state, frame.thread), 0
+    else:
+        regs, source = dict(views[start]), views[start].fp_source
+    for k in range(start + 1, level + 1):
+        if levels[k - 1].kind == FrameKind.SIGNAL:
+            source = _signal_fp_source(levels[k].walker.process_state, levels[k - 1])
+        regs.update(levels[k].regs)
+    view = views[level] = RegisterView(regs, source)
+    return view
 
 
 def level_of(walk, index):
@@ -162,45 +173,59 @@ def level_of(walk, index):
     return walk.derived["physical-levels"][index]
 
 
-def _tail_frames(callee, caller, libraries):
+def _tail_frames(callee, caller, libraries, memo):
     """The tail-call frames between ``callee`` and ``caller``, innermost first: only where
     GDB looks for them, below a caller that called (not one a signal interrupted) and
-    above a callee its CFI unwinds."""
-    if callee.kind == FrameKind.SIGNAL or caller.non_call or caller.kind == FrameKind.SIGNAL:
-        return []
-    lib, clib = callee.library, caller.library
-    if lib is None or lib.module is None or clib is None or clib.module is None:
-        return []
-    pc = callee.lookup_pc - lib.base
-    try:
-        if cfi_rule_at(lib.module, pc) is None:
-            return []
-        fn = function_at(lib.module, pc)
-    except Exception:   # unreadable DWARF or CFI: no tail-call frames
-        return []
-    if fn is not None:
-        entry = fn.entry_pc + lib.base
-    else:
-        bounds = symbol_function_at(callee.walker.process_state, callee.lookup_pc)
-        if bounds is None:
-            return []
-        entry = bounds[0]
+    above a callee its CFI unwinds.  ``memo``: (callee pc, caller's return address) ->
+    the sites' pcs, what DWARF and CFI say of the pair (it holds while the libraries
+    stay: a deep recursion asks the same question thousands of times)."""
+    if caller.non_call or callee.kind == FrameKind.SIGNAL or caller.kind == FrameKind.SIGNAL:
+        return ()
+    key = (callee.lookup_pc, caller.ra)
+    pcs = memo.get(key)
+    if pcs is None:
+        lib, clib = callee.library, caller.library
+        if lib is None or lib.module is None or clib is None or clib.module is None:
+            return ()
+        pcs = memo.put(key, _tail_site_pcs(callee, lib, clib, caller.ra, libraries))
+    if not pcs:
+        return ()
     out = []
     arch = callee.walker.process_state.arch
     # Every function of the chain jumped with the stack as it found it on entry: each
     # tail-call frame has the physical callee's CFA; GDB gives it that as its sp, too.
     cfa = callee.cfa
     sp = cfa if cfa is not None else caller.sp
-    for site in tail_call_chain(clib.module, clib.base, caller.ra, entry, libraries):
+    for pc in pcs:
         regs = dict(caller.regs)
-        regs[arch.pc] = site.abs_pc
+        regs[arch.pc] = pc
         regs[arch.sp] = sp
-        tail = Frame(site.abs_pc, sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
+        tail = Frame(pc, sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
         tail.kind = FrameKind.TAILCALL
         tail.trust = "tailcall"
         tail.cfa = cfa
         out.append(tail)
     return out
+
+
+def _tail_site_pcs(callee, lib, clib, caller_ra, libraries):
+    """The absolute pcs of the tail-call sites between a callee (its frame) and the call
+    site at ``caller_ra``, innermost first; () when there are none."""
+    pc = callee.lookup_pc - lib.base
+    try:
+        if cfi_rule_at(lib.module, pc) is None:
+            return ()
+        fn = function_at(lib.module, pc)
+    except Exception:   # unreadable DWARF or CFI: no tail-call frames
+        return ()
+    if fn is not None:
+        entry = fn.entry_pc + lib.base
+    else:
+        bounds = symbol_function_at(callee.walker.process_state, callee.lookup_pc)
+        if bounds is None:
+            return ()
+        entry = bounds[0]
+    return tuple(site.abs_pc for site in tail_call_chain(clib.module, clib.base, caller_ra, entry, libraries))
 
 
 class LazyEntryRegs:
