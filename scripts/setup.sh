@@ -9,7 +9,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # Everything the tests need (docs/testing.md says which test needs what): under CI a test
 # whose tool is missing fails, saying which package to install.
-PKGS="gdb gcc g++ libc6-dev linux-libc-dev binutils elfutils python3 python3-venv python3.11 python3.11-venv libpython3.11-dev libc6-dbg lldb-22 python3-lldb-22 nodejs perl tcl sqlite3 xz-utils gzip bash strace"
+PKGS="gdb gcc g++ gcc-multilib g++-multilib libc6-dev linux-libc-dev binutils elfutils python3 python3-venv python3.11 python3.11-venv libpython3.11-dev libc6-dbg lldb-22 python3-lldb-22 nodejs perl tcl sqlite3 xz-utils gzip bash strace"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
