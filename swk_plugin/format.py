@@ -116,7 +116,8 @@ def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args
         elif info["mapping"]:
             line += f" from {info['mapping']}"
     if verbose:
-        line += (f"  [{info['trust']}: {info['stepper'] or 'registers'}] "
+        how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
+        line += (f"  [{info['trust']}: {how}] "
                  f"sp=0x{info['sp']:x} fp=0x{info['fp']:x}")
     return line
 

@@ -29,7 +29,8 @@ class NativeBacktrace(NamedTuple):
     hidden: int = 0
 
 
-def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None):
+def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
+           thread_info=None):
     """Print swk-bt for ``tids`` through ``sink(lines)``.
 
     ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
@@ -37,11 +38,12 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     debugger's NativeBacktrace, for -compare.  ``debug_sink(lines)``: where the
     steppers' internal errors go (None: not shown).  A thread that cannot be walked
     raises ThreadStateError, except with -all, where it is one line and the others
-    are walked.
+    are walked.  ``thread_info(tid)``: more to say of a thread ({"pause_us": ...} from the
+    ptrace back-end): keys of its JSON object, and with -v words after its header.
     """
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
-    aout_path = aout.path if aout else None
+    aout_path = aout.name if aout else None   # as frames name their library (format.frame_info)
     headers = opts.all if headers is None else headers
     limit = opts.limit if opts.limit and opts.limit > 0 else None
     del walker.stepper_errors[:]
@@ -54,13 +56,21 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
                 raise
             sink(thread_state_lines(opts, i, num, os_tid, exc))
             continue
-        lines = ["", f"Thread {num} (LWP {os_tid}):"] if i else [f"Thread {num} (LWP {os_tid}):"]
+        info = thread_info(tid) if thread_info is not None else None
+        head = f"Thread {num} (LWP {os_tid}):"
+        if info and opts.verbose:
+            head += " " + ", ".join(f"{k[:-3].replace('_', ' ')} {v} us" if k.endswith("_us")
+                                    else f"{k.replace('_', ' ')} {v}" for k, v in info.items())
+        lines = ["", head] if i else [head]
         if not headers or opts.json:
             lines = []
         if opts.compare:
             lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
         else:
-            lines += render(walk, opts, num, os_tid, aout_path, past_main)
+            out = render(walk, opts, num, os_tid, aout_path, past_main)
+            if info and opts.json:
+                out = [json.dumps({**json.loads(line), **info}) for line in out]
+            lines += out
         sink(lines)
     if debug_sink is not None and walker.stepper_errors:
         debug_sink([f"swk debug: {name} raised {exc.__class__.__name__}: {exc}"

@@ -88,7 +88,15 @@ class Walker:
 
     # --- spec: newWalker ------------------------------------------------------------------
     @classmethod
-    def new_walker(cls, process_state, stepper_group=None, symbol_lookup=None, **kw):
+    def new_walker(cls, process_state=None, stepper_group=None, symbol_lookup=None, *, pid=None, **kw):
+        """A Walker over ``process_state``; or, with ``pid`` (spec: newWalker(pid), ProcDebug),
+        over that live process, attached with ptrace and stopped until
+        ``walker.process_state.detach()``; or, with neither (spec: newWalker(), ProcSelf),
+        over the calling thread, captured now (swk_plugin.walk_self walks it at once)."""
+        if process_state is None:
+            # the spec's signature names a back-end: it is imported only when asked for
+            from .backends import attach
+            process_state = attach.process_state(pid)
         return cls(process_state, stepper_group, symbol_lookup, **kw)
 
     @staticmethod

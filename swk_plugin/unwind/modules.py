@@ -23,7 +23,7 @@ def function_at(ps, addr):
     ``end`` is None for a symbol without a size."""
     lib, mod = module_at(ps, addr)
     if mod is None:
-        return None
+        return _looked_up(ps, addr) if lib is None else None
     table = module_symbols(mod)
     if table is None:
         return None
@@ -34,6 +34,22 @@ def function_at(ps, addr):
     start = sym.value + lib.base
     end = start + sym.size if sym.size else None
     return start, end
+
+
+def _looked_up(ps, addr):
+    """(start, None) from the walker's SymbolLookup where no library holds ``addr``: a
+    user's lookup (spec: SymbolLookup) or an accessor's get_proc_name knows code swk's
+    ELF reader cannot see (JIT code, a target described by callbacks)."""
+    walker = getattr(ps, "walker", None)
+    lookup = getattr(walker, "symbol_lookup", None)
+    if lookup is None:
+        return None
+    try:
+        hit = lookup.lookup_at_addr(addr)
+    except Exception:   # a user's lookup failing only loses the function's bounds
+        return None
+    start = getattr(hit[1], "value", None) if hit else None
+    return (start, None) if isinstance(start, int) and start <= addr else None
 
 
 def is_executable(ps, addr):
@@ -48,7 +64,7 @@ def is_executable(ps, addr):
     if mod is not None:
         off = addr - lib.base
         return any(lo <= off < hi for lo, hi in mod.exec_spans())
-    return lib is not None
+    return lib is not None or _looked_up(ps, addr) is not None
 
 
 def read_code(ps, addr, n):

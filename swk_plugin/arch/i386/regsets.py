@@ -76,3 +76,8 @@ def thread_pointer(regs, notes):
         if entry == index:
             return base
     return None
+
+
+#: The register sets ptrace is asked for besides NT_PRSTATUS, by note type, with a bound on
+#: each one's size: the FP state, and the TLS descriptors (the thread pointer).
+PTRACE_NOTES = ((NT_FPREGSET, 108), (NT_PRXFPREG, 512), (NT_X86_XSTATE, 1 << 14), (NT_386_TLS, 3 * 16))

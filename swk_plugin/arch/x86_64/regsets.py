@@ -50,3 +50,8 @@ def unpack_fp(fxsave=None, xsave=None):
 def unpack_fp_notes(notes):
     """{DWARF regno: bytes} from a thread's core-file notes (by note type)."""
     return unpack_fp(fxsave=notes.get(NT_FPREGSET), xsave=notes.get(NT_X86_XSTATE))
+
+
+#: The register sets ptrace is asked for besides NT_PRSTATUS, by note type, with a bound on
+#: each one's size: the FP state (the XSAVE area's size depends on the CPU's features).
+PTRACE_NOTES = ((NT_FPREGSET, 512), (NT_X86_XSTATE, 1 << 14))

@@ -1,0 +1,408 @@
+"""The ptrace back-end: a live process walked with no debugger (spec: ProcDebug).
+
+``Tracer`` attaches to every thread with PTRACE_SEIZE (no SIGSTOP), stops them with
+PTRACE_INTERRUPT, and puts each back exactly as it was: resumed with the signal it was
+stopped for (none is lost, none made up), a thread the process had stopped left in its
+group-stop, every thread detached — on errors, on Ctrl-C and on SIGTERM too; if swk is
+killed outright the kernel detaches (a signal swk had intercepted in that very instant is
+the one thing lost).
+
+``ThreadSnapshot`` is what is copied while a thread is stopped: its registers, its FP state
+and thread pointer (the architecture's register sets, as in a core), and the live part of
+its stack (from the stack pointer, less the red zone, up to a bound).  A walk can then run
+after the threads were resumed, on the snapshot (``PtraceProcessState``), as perf's DWARF
+mode and crash reporters do: the pause is only the copy.  Memory outside the snapshot (code,
+data, a stack deeper than the bound) is read live.
+"""
+import errno
+import os
+import signal
+import time
+
+from ..arch import UnsupportedArchitecture, from_elf_machine
+from ..elf.header import ElfHeader
+from ..errors import BadFileError, MemoryReadError, NoProcessError, RegisterError, ThreadStateError
+from ..linux import ptrace
+from ..linux.auxv import read_proc_auxv
+from ..linux.libraries import process_libraries
+from ..linux.maps import read_proc_maps
+from ..procstate import LibraryState, ProcessState
+
+#: Bytes of stack copied above the stack pointer (and the x86-64 red zone below it).
+DEFAULT_STACK_BYTES = 8 << 20
+RED_ZONE = 128
+NT_PRSTATUS = 1
+
+
+def process_architecture(pid):
+    """The Architecture of process ``pid``, from its executable's ELF header."""
+    path = f"/proc/{pid}/exe"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except FileNotFoundError:
+        raise NoProcessError(f"no process {pid}") from None
+    except PermissionError:
+        raise NoProcessError(f"cannot read process {pid}'s executable: permission denied") from None
+    try:
+        hdr = ElfHeader(head, path)
+        arch = from_elf_machine(hdr["e_machine"])
+    except (BadFileError, ValueError, KeyError, UnsupportedArchitecture) as exc:
+        raise NoProcessError(f"process {pid}: {exc}") from None
+    if arch.ptr_size * 8 != hdr.elfclass:
+        raise NoProcessError(f"process {pid}: a {hdr.elfclass}-bit {hdr['e_machine']} program, "
+                             f"which swk does not walk")
+    return arch
+
+
+class ThreadSnapshot:
+    """One stopped thread: registers, register-set notes, its stack copy, and how long it
+    was paused (seconds, from its stop to its resumption)."""
+    __slots__ = ("tid", "regs", "notes", "stack_base", "stack", "stack_end", "signal", "group_stop",
+                 "stopped_at", "resumed_at")
+
+    def __init__(self, tid):
+        self.tid = tid
+        self.regs = {}
+        self.notes = {}
+        self.stack_base = 0
+        self.stack = b""
+        self.stack_end = 0           # where the stack's mapping ends
+        self.signal = 0              # the signal to deliver on resumption (0: none)
+        self.group_stop = False      # stopped by the process's own job control
+        self.stopped_at = self.resumed_at = None
+
+    @property
+    def pause(self):
+        if self.stopped_at is None or self.resumed_at is None:
+            return None
+        return self.resumed_at - self.stopped_at
+
+
+class Tracer:
+    """Every thread of process ``pid``, attached and stopped on demand (a context manager:
+    leaving it detaches every thread, whatever happened)."""
+
+    def __init__(self, pid, arch=None):
+        self.pid = pid
+        self.arch = arch or process_architecture(pid)
+        self.threads = {}            # tid -> ThreadSnapshot of the last stop
+        self.seized = []             # tids attached, in order
+        self.stopped = set()         # tids in a ptrace-stop now
+        self.gone = set()            # tids that exited while attached
+        self.memory = ptrace.MemoryReader(pid)
+        self._old_term = None
+
+    # --- attach / detach -------------------------------------------------------------------
+    def __enter__(self):
+        self.attach()
+        return self
+
+    def __exit__(self, *exc):
+        self.detach()
+        return False
+
+    def attach(self):
+        """PTRACE_SEIZE every thread (the list is read again until no new thread appears)."""
+        if self._old_term is None and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            try:
+                self._old_term = signal.signal(signal.SIGTERM, _terminate)
+            except ValueError:      # not the main thread: the kernel detaches if swk dies
+                pass
+        for _round in range(100):
+            new = [t for t in ptrace.thread_ids(self.pid) if t not in self.seized and t not in self.gone]
+            if not new:
+                return
+            for tid in new:
+                try:
+                    ptrace.seize(tid)
+                except ptrace.PtraceError as exc:
+                    if exc.errno == errno.ESRCH and tid != self.pid:
+                        self.gone.add(tid)        # it exited meanwhile
+                        continue
+                    self.detach()
+                    raise NoProcessError(ptrace.why_not_attach(self.pid, exc.errno)) from None
+                self.seized.append(tid)
+
+    def stop(self):
+        """Stop every attached thread (PTRACE_INTERRUPT) and wait until each has."""
+        self.attach()                               # threads created since the last stop
+        now = time.perf_counter()
+        for tid in list(self.seized):
+            if tid in self.stopped:
+                continue
+            try:
+                ptrace.interrupt(tid)
+            except ptrace.PtraceError as exc:
+                if exc.errno == errno.ESRCH:
+                    self._lost(tid)
+                    continue
+                raise
+        for tid in list(self.seized):
+            if tid in self.stopped:
+                continue
+            snap = self.threads.get(tid) or ThreadSnapshot(tid)
+            self.threads[tid] = snap
+            while True:
+                try:
+                    st = ptrace.wait(tid)
+                except ptrace.PtraceError:
+                    self._lost(tid)
+                    break
+                if st.gone:
+                    self._lost(tid)
+                    break
+                if not st.stopped:
+                    continue
+                snap.stopped_at = time.perf_counter()
+                snap.resumed_at = None
+                if st.event == ptrace.PTRACE_EVENT_STOP:
+                    # our interrupt, or the process's own job control (a group-stop)
+                    snap.group_stop = st.signal in ptrace.GROUP_STOP_SIGNALS
+                    snap.signal = 0
+                elif st.event == 0:
+                    # a signal arrived first: it is delivered when the thread goes on
+                    snap.signal = st.signal
+                    snap.group_stop = False
+                else:
+                    snap.signal = 0
+                self.stopped.add(tid)
+                break
+        return now
+
+    def resume(self):
+        """Let every stopped thread go on as it was: with its pending signal; a thread in
+        the process's own group-stop stays stopped (PTRACE_LISTEN)."""
+        for tid in list(self.stopped):
+            snap = self.threads[tid]
+            try:
+                if snap.group_stop:
+                    ptrace.listen(tid)
+                else:
+                    ptrace.cont(tid, snap.signal)
+            except ptrace.PtraceError as exc:
+                if exc.errno != errno.ESRCH:
+                    raise
+            snap.resumed_at = time.perf_counter()
+            snap.signal = 0
+            self.stopped.discard(tid)
+
+    def detach(self):
+        """Detach every thread: each must be in a ptrace-stop to be detached, so those
+        running are stopped first; each goes with the signal it was stopped for."""
+        try:
+            running = [t for t in self.seized if t not in self.stopped]
+            if running:
+                try:
+                    self.stop()
+                except Exception:   # detach what can be detached
+                    pass
+            for tid in list(self.seized):
+                snap = self.threads.get(tid)
+                try:
+                    ptrace.detach(tid, snap.signal if snap is not None else 0)
+                except ptrace.PtraceError:
+                    pass             # gone, or already detached
+                if snap is not None and snap.resumed_at is None:
+                    snap.resumed_at = time.perf_counter()
+            self.seized.clear()
+            self.stopped.clear()
+        finally:
+            self.memory.close()
+            if self._old_term is not None:
+                signal.signal(signal.SIGTERM, self._old_term)
+                self._old_term = None
+
+    def _lost(self, tid):
+        if tid in self.seized:
+            self.seized.remove(tid)
+        self.stopped.discard(tid)
+        self.threads.pop(tid, None)
+        self.gone.add(tid)
+
+    # --- what is copied while stopped ----------------------------------------------------
+    def capture(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, notes=True):
+        """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread."""
+        rs = self.arch.regsets
+        for tid in list(self.stopped):
+            snap = self.threads[tid]
+            try:
+                raw = ptrace.getregset(tid, NT_PRSTATUS, rs.USER_REGS_SIZE)
+            except ptrace.PtraceError:
+                self._lost(tid)
+                continue
+            if raw is None or len(raw) < rs.USER_REGS_SIZE:
+                raise RegisterError(f"thread {tid}: PTRACE_GETREGSET gave no general registers")
+            snap.regs = rs.unpack_user_regs(raw)
+            snap.notes = {}
+            for note, size in getattr(rs, "PTRACE_NOTES", ()) if notes else ():
+                try:
+                    data = ptrace.getregset(tid, note, size)
+                except ptrace.PtraceError:
+                    data = None
+                if data:
+                    snap.notes[note] = data
+            if stack_bytes:
+                self._copy_stack(snap, stack_bytes, regions)
+
+    def _copy_stack(self, snap, stack_bytes, regions):
+        sp = snap.regs.get(self.arch.sp)
+        if sp is None:
+            return
+        lo = max(0, sp - RED_ZONE)
+        end = lo + stack_bytes
+        for r in regions or ():
+            if r.start <= sp < r.end:
+                lo, end = max(r.start, lo), min(r.end, end)
+                snap.stack_end = r.end
+                break
+        snap.stack_base = lo
+        snap.stack = self.memory.read(lo, end - lo)
+
+
+def _terminate(signum, frame):
+    """SIGTERM while attached: unwind through the detach (a plain exit would leave it to the kernel)."""
+    raise SystemExit(128 + signum)
+
+
+class PtraceProcessState(ProcessState):
+    """A live process by ptrace: from a Tracer's snapshots (stack copies) and live reads.
+
+    With ``tracer`` stopped (``live_stacks``), every read is live: the walk runs while the
+    threads wait, for values of locals that must be consistent.  Otherwise the threads may
+    already run again: stacks come from the snapshot, other memory from the process."""
+
+    def __init__(self, tracer, live_stacks=False):
+        super().__init__(tracer.arch, None)
+        self.tracer = tracer
+        self.pid = tracer.pid
+        self.live_stacks = live_stacks
+        self._maps = read_proc_maps(tracer.pid)
+        self.live_reads_in_stacks = 0
+        self.library_state = PtraceLibraryState(self)
+
+    # --- threads and registers -----------------------------------------------------------
+    def get_thread_ids(self):
+        return [t for t in self.tracer.seized if t in self.tracer.threads and self.tracer.threads[t].regs] or \
+            [t for t, s in self.tracer.threads.items() if s.regs]
+
+    def get_default_thread(self):
+        tids = self.get_thread_ids()
+        if not tids:
+            raise NoProcessError(f"process {self.pid}: no thread could be stopped")
+        return self.pid if self.pid in tids else tids[0]
+
+    def get_process_id(self):
+        return self.pid
+
+    def _snap(self, tid):
+        snap = self.tracer.threads.get(tid)
+        if snap is None or not snap.regs:
+            raise ThreadStateError(f"thread {tid} has exited", "has exited")
+        return snap
+
+    def read_thread_registers(self, tid):
+        return dict(self._snap(tid).regs)
+
+    def read_thread_fp_register(self, tid, regno):
+        unpack = getattr(self.arch.regsets, "unpack_fp_notes", None)
+        if unpack is None:
+            return None
+        snap = self._snap(tid)
+        memo = self.cache.memo("fp-registers")
+        if tid not in memo:
+            memo.put(tid, unpack(snap.notes))
+        return memo[tid].get(regno)
+
+    def read_thread_named_register(self, tid, name):
+        snap = self._snap(tid)
+        find = getattr(self.arch.regsets, "thread_pointer", None)
+        if name == self.arch.thread_pointer and find is not None:
+            return find(snap.regs, snap.notes)
+        return None
+
+    # --- memory ----------------------------------------------------------------------------
+    def memory_regions(self):
+        return self._maps
+
+    def reset_regions(self, regions):
+        """The process's mappings read again (a profiler's samples span library loads)."""
+        self._maps = regions
+        self._region_index = None
+
+    def read_raw(self, addr, size):
+        if not self.live_stacks:
+            end = addr + size
+            for snap in self.tracer.threads.values():
+                lo, hi = snap.stack_base, snap.stack_base + len(snap.stack)
+                if lo <= addr and end <= hi:
+                    return snap.stack[addr - lo:end - lo]
+                if addr < hi and end > lo:
+                    return self._merged(addr, size, snap, lo, hi)
+                if snap.stack and hi <= addr < snap.stack_end:
+                    self.live_reads_in_stacks += 1       # deeper than the copy: read it live
+                    break
+        return self._live(addr, size)
+
+    def _live(self, addr, size):
+        try:
+            data = self.tracer.memory.read(addr, size)
+        except ptrace.PtraceError as exc:
+            raise MemoryReadError(addr, size) from exc
+        if len(data) < size:
+            raise MemoryReadError(addr, size)
+        return data
+
+    def _merged(self, addr, size, snap, lo, hi):
+        """A read (a cache page) partly inside a thread's stack copy: the copy where it has
+        the bytes — the live stack has moved on since — and live memory for the rest."""
+        try:
+            live = self.tracer.memory.read(addr, size)
+        except ptrace.PtraceError:
+            live = b""
+        a, b = max(addr, lo), min(addr + size, hi)
+        if len(live) < a - addr or (len(live) < size and b < addr + size):
+            raise MemoryReadError(addr, size)
+        buf = bytearray(live.ljust(size, b"\0"))
+        buf[a - addr:b - addr] = snap.stack[a - lo:b - lo]
+        return bytes(buf)
+
+    def detach(self):
+        """Let the process go (its threads resumed as they were); the snapshots stay readable."""
+        self.tracer.detach()
+
+    def thread_label(self, tid):
+        """(1-based number in the process's thread order, as GDB numbers them, tid)."""
+        tids = self.get_thread_ids()
+        return (tids.index(tid) + 1 if tid in tids else None), tid
+
+    def get_executable_path(self):
+        try:
+            return os.readlink(f"/proc/{self.pid}/exe")
+        except OSError:
+            return None
+
+
+class PtraceLibraryState(LibraryState):
+    """The libraries of a live process: its executable, its link map, the vDSO."""
+
+    def __init__(self, procstate):
+        super().__init__()
+        self.ps = procstate
+
+    def scan(self):
+        pid = self.ps.pid
+        exe = f"/proc/{pid}/exe"
+        if not os.path.exists(exe):
+            return []
+        auxv = read_proc_auxv(pid, self.ps.arch.ptr_size) or {}
+
+        def resolve(name):
+            if name and os.path.isabs(name) and os.path.exists(name):
+                return name
+            root = os.path.join(f"/proc/{pid}/root", name.lstrip("/")) if name else ""
+            return root if root and os.path.exists(root) else name
+        libs, _r_debug = process_libraries(self.ps, exe, auxv, resolve)
+        if libs:
+            libs[0].name = self.ps.get_executable_path() or exe
+        return libs
