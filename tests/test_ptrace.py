@@ -29,7 +29,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 import xml.etree.ElementTree as ET
