@@ -45,7 +45,17 @@ def call_sites(fn):
 
 def call_target(eng, site):
     """What a call site calls: ("addr", unbiased entry in this module), ("name", linkage
-    name of an external function), ("expr", DW_AT_call_target expression) or None."""
+    name of an external function), ("expr", DW_AT_call_target expression) or None.
+    A fact of the DWARF: kept per call-site DIE in the module's cache."""
+    memo = eng.module.cache.memo("call-targets")
+    key = (site.cu.offset, site.offset)
+    hit = memo.get(key, memo)
+    if hit is memo:
+        hit = memo.put(key, _call_target(eng, site))
+    return hit
+
+
+def _call_target(eng, site):
     a = site.attrs.get(AT_call_origin) or site.attrs.get(AT_abstract_origin)
     if a is None or dies.ref(a[1]) is None:
         t = site.attrs.get(AT_call_target) or site.attrs.get(AT_GNU_call_site_target)
@@ -110,7 +120,16 @@ def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_
 
 
 def _can_tail_call_itself(eng, entry):
-    """func_verify_no_selftailcall: whether ``entry``'s function can reach itself by tail calls."""
+    """func_verify_no_selftailcall: whether ``entry``'s function can reach itself by tail calls
+    (kept per function in the module's cache)."""
+    memo = eng.module.cache.memo("self-tail-calls")
+    hit = memo.get(entry)
+    if hit is None:
+        hit = memo.put(entry, _reaches_itself(eng, entry))
+    return hit
+
+
+def _reaches_itself(eng, entry):
     seen = set()
     todo = [entry]
     while todo:
@@ -131,6 +150,14 @@ def _can_tail_call_itself(eng, entry):
                 seen.add(tgt)
                 todo.append(tgt)
     return False
+
+
+class _CallSiteScope:
+    """What FrameCtx needs of a variable, for evaluating a call site's values: the scope."""
+    __slots__ = ("scope",)
+
+    def __init__(self, scope):
+        self.scope = scope
 
 
 class EntryRegs(dict):
@@ -169,10 +196,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     scopes = eng.scopes_at(caller_ra - 1)
     scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)
 
-    class _Pseudo:
-        pass
-    pv = _Pseudo()
-    pv.scope = scope
+    pv = _CallSiteScope(scope)
     ctx = FrameCtx(pv, caller_ra - 1, regs, cfa, read_mem, bias, ptr_size, caller_entry_regs, reg_size)
     if callee_entry is not None:
         cmod = callee_module if callee_module is not None else caller_module

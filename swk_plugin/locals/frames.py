@@ -163,8 +163,17 @@ def register_view(walk, level):
         if levels[k - 1].kind == FrameKind.SIGNAL:
             source = _signal_fp_source(levels[k].walker.process_state, levels[k - 1])
         regs.update(levels[k].regs)
+        if k % CHECKPOINT == 0 and k != level and k not in views:
+            # a view kept every CHECKPOINT levels: entry values ask for levels outermost
+            # first, and each then starts from one of these, not from level 0
+            views[k] = RegisterView(regs, source)
+            bisect.insort(made, k)
     view = views[level] = RegisterView(regs, source)
     return view
+
+
+#: How far apart register_view keeps the views it made on the way to the one asked for.
+CHECKPOINT = 64
 
 
 def level_of(walk, index):
@@ -275,6 +284,8 @@ def entry_regs(walk, level, outermost=None):
     if j not in memo:
         memo[j] = {}
     ps = walk[0].walker.process_state
+    for i in todo:                  # the caller's views, innermost first: each from the last
+        register_view(walk, i + 1)
     for i in reversed(todo):
         callee, caller = levels[i], levels[i + 1]
         regs = {}
