@@ -6,11 +6,13 @@ Architecture (arch/base.py) for the rest.
 import os
 
 from ..errors import SwkError
+from .aarch64 import AArch64
 from .base import Architecture
 from .x86_64 import X86_64
 
-_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64}
-_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64}
+_BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64,
+            "aarch64": AArch64, "arm64": AArch64}
+_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64, "EM_AARCH64": AArch64, 183: AArch64}
 
 
 class UnsupportedArchitecture(SwkError, ValueError):
@@ -45,5 +47,5 @@ def from_elf_machine(e_machine):
                                       f"(swk knows: {', '.join(known_names())})") from None
 
 
-__all__ = ["Architecture", "X86_64", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
+__all__ = ["Architecture", "X86_64", "AArch64", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
            "host_architecture", "known_names"]

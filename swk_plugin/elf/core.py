@@ -12,7 +12,7 @@ import collections
 import os
 import struct
 
-from ..arch import UnsupportedArchitecture, from_elf_machine
+from ..arch import UnsupportedArchitecture, from_elf_machine, known_names
 from ..errors import BadFileError, MemoryReadError
 from .header import PN_XNUM, ElfHeader, read_program_headers
 
@@ -123,7 +123,8 @@ class ElfCore:
         if self.arch is None or self.arch.ptr_size * 8 != hdr.elfclass or not hdr.little_endian:
             machine = hdr["e_machine"]
             name = _EM_NAMES.get(machine, f"e_machine {machine}")
-            raise self.bad(f"unsupported machine {name} ({bits}); swk reads cores of x86-64")
+            raise self.bad(f"unsupported machine {name} ({bits}); swk reads cores of "
+                           f"{', '.join(known_names())}")
         self.header = hdr
 
         def read_file(offset, size):

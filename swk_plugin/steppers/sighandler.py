@@ -1,6 +1,7 @@
 """SigHandlerStepper: through a signal trampoline (spec: SigHandlerStepper).
 
-A signal handler returns into a trampoline (glibc's __restore_rt on x86-64)
+A signal handler returns into a trampoline (glibc's __restore_rt on x86-64, the
+vDSO's __kernel_rt_sigreturn or qemu's own page on AArch64)
 whose frame holds the kernel's signal frame, and in it every register of the
 code the signal interrupted.  Restoring them all, exactly, lets the walk go on
 even where the interrupted function has no CFI and no frame pointer.
@@ -10,8 +11,8 @@ handler's return address is the trampoline's first instruction.  Any one of
 three signs is enough, so a stripped libc, a trampoline without CFI, and one
 copied into anonymous memory all work: its code; an S-augmented CIE
 covering it; its symbol name.  The layout and the rule come from
-``arch.signal_frame`` (arch/x86_64/signal.py); an architecture without one
-is never claimed.
+``arch.signal_frame`` (arch/x86_64/signal.py, arch/aarch64/signal.py); an
+architecture without one is never claimed.
 
 The trampoline frame's CFA is the end of the kernel's frame (ucontext +
 siginfo above its sp): the frame owns the whole kernel frame, and the
@@ -82,10 +83,12 @@ class SigHandlerStepper(FrameStepper):
             return Gcf.NOT_ME, "not a signal trampoline"
         ps = self.process_state
         layout = ps.arch.signal_frame
-        rule = layout.rule()
         sc = layout.sigcontext_address(frame.sp)
         try:
             ps.read_memory(sc, layout.SC_GREGS_SIZE)
+            # a frame whose size the layout reads from the frame itself (AArch64's __reserved
+            # records), or one fixed rule
+            rule = layout.rule_at(ps.read_memory, frame.sp) if hasattr(layout, "rule_at") else layout.rule()
             caller, _cfa = caller_by_rule(frame, rule, ps)
         except MemoryReadError as exc:
             return Gcf.NOT_ME, Note(f"signal trampoline (by {how}) but its sigcontext is unreadable ({exc})",

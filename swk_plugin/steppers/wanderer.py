@@ -4,7 +4,7 @@ The last resort, for code with neither CFI nor a frame-pointer prologue
 (-fomit-frame-pointer without unwind tables, JIT code, stripped asm).  From
 the frame's sp upward, each aligned word is a candidate return address when it
 points into executable memory right after a call instruction
-(arch.x86_64_calls); inside a function whose bounds the symbols give, the call
+(arch.calls); inside a function whose bounds the symbols give, the call
 must also be a real instruction boundary, checked by sweeping that function
 with capstone once (cached).
 
@@ -27,8 +27,12 @@ inside the stack's mapping when the back-end knows mappings, and stops at
 unreadable memory.  Frames of known bottom-of-stack functions are left to the
 BottomOfStackStepper, so no junk frames appear below _start or start_thread.
 
-The caller's sp is the slot + one pointer, which is also the callee's CFA:
-what the scan found is stated as an UnwindRule and applied like any other.
+The caller's sp is the callee's CFA: where the callee's CFI or analysis puts the
+return address relative to it, else the architecture's guess (the slot + one
+pointer where calls push the return address; on AArch64 the slot is the x30 half
+of a frame record, and the x29 beside it is the caller's).  What the scan found is
+stated as an UnwindRule and applied like any other; a signed return address
+(pointer authentication) is stripped before it is checked.
 Where the callee saved registers comes from its CFI rule (rare here: the
 DebugStepper would have used it) or else from code analysis
 (swk_plugin.analysis), as offsets from that CFA.  Without either,
@@ -84,7 +88,7 @@ class StepperWanderer(FrameStepper):
             return Gcf.NOT_ME, why
         slot, ra, tier = found
         try:
-            caller, _cfa = caller_by_rule(frame, self.rule_for_slot(frame, slot), self.process_state)
+            caller, _cfa = caller_by_rule(frame, self.rule_for_slot(frame, slot, ra), self.process_state)
         except (MemoryReadError, RuleError) as exc:
             return Gcf.NOT_ME, f"return address found at 0x{slot:x}, but {exc}"
         caller.trust = _TRUST[tier]
@@ -108,6 +112,7 @@ class StepperWanderer(FrameStepper):
             code = sorted((r.start, r.end) for r in regions if r.executable)
         func = function_at(ps, frame.lookup_pc)
         lo_code, hi_code = 0x1000, arch.max_user_address
+        strip = ps.strip_return_address if arch.pac_mask_registers else None
         best = {}
         addr = start
         stop = f"no return address in {words} words above sp 0x{frame.sp:x}"
@@ -120,6 +125,8 @@ class StepperWanderer(FrameStepper):
                 n = len(data)
             for off in range(0, n - ptr + 1, ptr):
                 word = int.from_bytes(data[off:off + ptr], "little")
+                if word > hi_code and strip is not None:
+                    word = strip(word)          # a signed return address (pointer authentication)
                 if not lo_code <= word <= hi_code:
                     continue
                 tier = self.classify(word, func, code)
@@ -264,27 +271,44 @@ class StepperWanderer(FrameStepper):
         return self._read_pointer(slot) if slot is not None else None
 
     # --- the caller -----------------------------------------------------------------------------------
-    def rule_for_slot(self, frame, slot):
-        """The UnwindRule of a return address found at ``slot``: CFA = slot + one pointer,
-        with where the callee saved registers (see the module doc) if readable."""
+    def rule_for_slot(self, frame, slot, ra=None):
+        """The UnwindRule of a return address found at ``slot`` (``ra``: the address it
+        holds, stripped of a pointer-authentication code): the callee's CFA where its CFI
+        or analysis puts the return address at that slot, else the architecture's guess
+        (``arch.scan_cfa``: one pointer above the slot where calls push it), with where the
+        callee saved registers (see the module doc) if readable."""
         ps = self.process_state
         arch = ps.arch
         ptr = arch.ptr_size
-        cfa = slot + ptr
         saved = self._saved_offsets(frame)
+        ra_off = saved.pop(arch.ra, None) if saved is not None else None
+        if ra_off is not None and ra_off < 0:
+            cfa = slot - ra_off
+        else:
+            cfa = arch.scan_cfa(slot, ps.read_pointer)
         if saved is None and frame.fp and slot == frame.fp + ptr:
             # The return address sits right above where the frame pointer points: a
-            # standard frame, so [fp] is the caller's saved frame pointer.
+            # standard frame (a frame record), so [fp] is the caller's saved frame pointer.
             saved = {arch.fp: frame.fp - cfa}
+        elif saved is None and not arch.return_address_pushed:
+            # A frame record {fp, return address} at the slot: the fp beside it is the caller's.
+            saved = {arch.fp: slot - ptr - cfa}
         readable = {}
         for reg, off in (saved or {}).items():
             if reg not in (arch.sp, arch.pc, arch.ra) and ps.is_readable(cfa + off, ptr):
                 readable[reg] = off
-        return UnwindRule.at_cfa(arch.sp, cfa - frame.sp, arch.ra, -ptr, readable)
+        signed = False
+        if ra is not None:
+            try:
+                signed = ps.read_pointer(slot) != ra
+            except MemoryReadError:
+                signed = False
+        return UnwindRule.at_cfa(arch.sp, cfa - frame.sp, arch.ra, slot - cfa, readable, ra_signed=signed)
 
     def _saved_offsets(self, frame):
-        """{regno: offset from the CFA} where the callee saved registers, from its CFI
-        or from code analysis; None when neither knows."""
+        """{regno: offset from the CFA} where the callee saved registers (the return address
+        among them when it is saved), from its CFI or from code analysis; None when neither
+        knows."""
         ps = self.process_state
         pc = frame.lookup_pc
         lib, mod = module_at(ps, pc)
@@ -294,7 +318,7 @@ class StepperWanderer(FrameStepper):
             except Exception:    # unreadable CFI disables this source only
                 rule = None
             if rule is not None:
-                return {r: off for r, off in rule.saved_offsets().items() if r != rule.ra_reg}
+                return dict(rule.saved_offsets())
         try:
             height = frame_rule_at(ps, pc, frame.is_top or frame.non_call)
         except Exception:        # the analysis failing leaves the fallback
