@@ -62,6 +62,9 @@ class Architecture:
     #: Directories that may hold a cross target's libraries on this machine (Debian's
     #: /usr/<triple>), tried after a user's sysroot when a path does not exist as is.
     sysroots = ()
+    #: The format of C's ``long double`` (a DW_ATE_float of 10, 12 or 16 bytes): x87's
+    #: 80-bit extended precision, or IEEE binary128 (AArch64).
+    long_double_format = "x87"
 
     def __init__(self):
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}

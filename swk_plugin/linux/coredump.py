@@ -296,7 +296,10 @@ class CoreFile(ElfCore):
         if known is not None:
             return known
         if self.sysroot and path.startswith("/"):
-            host = find_in_sysroot(path, (self.sysroot,)) or os.path.join(self.sysroot, path.lstrip("/"))
+            host = find_in_sysroot(path, (self.sysroot,))
+            if host is None:     # not under the sysroot: the program's own library, where it was
+                host = path if os.path.isfile(path) and elf_machine_is(path, self.arch) else \
+                    os.path.join(self.sysroot, path.lstrip("/"))
         elif self.arch.sysroots and path.startswith("/") and not (
                 os.path.isfile(path) and elf_machine_is(path, self.arch)):
             host = find_in_sysroot(path, self.arch.sysroots, self.arch) or path

@@ -35,6 +35,8 @@ class AArch64(Architecture):
     pac_mask_registers = {"gdb": pauth.GDB_MASK_REGISTERS[0], "lldb": pauth.LLDB_MASK_REGISTERS[0]}
     #: Debian's cross sysroots, where a target's libraries are found on another machine.
     sysroots = ("/usr/aarch64-linux-gnu",)
+    #: AAPCS64: long double is IEEE binary128.
+    long_double_format = "ieee128"
     signal_frame = signal
     calls = calls
     prologue = prologue

@@ -10,9 +10,11 @@ check on each use is exact and needs no event wiring.
 import lldb
 
 from ...arch import get_architecture
+from ...elf.module import open_module
 from ...errors import MemoryReadError, NoProcessError, RegisterError
 from ...linux.coredump import CoreFile
-from ...linux.libraries import open_library_module
+from ...linux.libraries import link_map_libraries, open_library_module, r_debug_of
+from ...linux.sysroot import resolve_target_path
 from ...linux.vdso import vdso_library
 from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
 
@@ -35,6 +37,7 @@ class LldbProcessState(ProcessState):
         self._stop_id = None
         self._threads = None
         self._core = None   # swk's own reader of the core LLDB loaded (False: none)
+        self._pac = None    # the pointer-authentication code mask, once read this stop: (mask,)
 
     # --- staleness ---------------------------------------------------------------------
     def check_stop(self):
@@ -49,6 +52,43 @@ class LldbProcessState(ProcessState):
     def invalidate(self):
         super().invalidate()
         self._threads = None
+        self._pac = None
+
+    # --- pointer authentication ----------------------------------------------------------
+    def code_address_mask(self):
+        """The target's pointer-authentication code mask: LLDB's code address mask (LLDB 18+)
+        when it names PAC bits, else the mask register lldb-server reports; None when LLDB
+        knows neither (qemu's stub): the architecture's default then."""
+        self.check_stop()
+        if self._pac is None:
+            self._pac = (self._read_pac_mask(),)
+        return self._pac[0]
+
+    def _read_pac_mask(self):
+        arch = self.arch
+        name = arch.pac_mask_registers.get("lldb")
+        if not name:
+            return None
+        get_mask = getattr(self.process, "GetAddressMask", None)
+        code = getattr(lldb, "eAddressMaskTypeCode", None)
+        if get_mask is not None and code is not None:
+            try:
+                mask = arch.usable_pac_mask(get_mask(code))
+            except Exception:  # an LLDB whose signature differs: the register below
+                mask = None
+            if mask is not None:
+                return mask
+        try:
+            frame = self.sb_thread(self.get_default_thread()).GetFrameAtIndex(0)
+            val = frame.FindRegister(name)
+            if val.IsValid():
+                err = lldb.SBError()
+                v = val.GetValueAsUnsigned(err, 0)
+                if err.Success():
+                    return arch.usable_pac_mask(v)
+        except Exception:  # no thread, no frame: the default mask
+            pass
+        return None
 
     def is_alive(self):
         return self.process.IsValid() and self.process.GetState() not in (
@@ -258,7 +298,26 @@ class LldbLibraryState(LibraryState):
                 libs.insert(0, lib)
             else:
                 libs.append(lib)
+        if libs and getattr(libs[0], "is_aout", False) and not self.ps.is_core():
+            known = {lib.base for lib in libs} | {lib.path for lib in libs}
+            libs += [lib for lib in self._from_link_map(libs[0])
+                     if lib.base not in known and lib.path not in known]
         return libs
+
+    def _from_link_map(self, aout):
+        """The objects on the target's own link map: LLDB on a remote stub it has no platform
+        sysroot for (qemu-user's) lists the executable and what it saw dlopen'd, not the
+        libraries loaded at start-up.  The link map is found through the executable's
+        DT_DEBUG; a library's path is the target's, else found under the architecture's
+        sysroots (linux/sysroot.py)."""
+        try:
+            exe_mod = open_module(aout.path)
+            r_debug = r_debug_of(self.ps, exe_mod, aout.base)
+        except Exception:  # an unreadable executable: LLDB's list as it is
+            return []
+        arch = self.ps.arch
+        return link_map_libraries(self.ps, r_debug, lambda name: resolve_target_path(name, arch) or name,
+                                  skip=(aout.path,))
 
     def _library(self, target, mod, exe_path):
         bias = module_bias(target, mod)
@@ -291,7 +350,7 @@ def frame_registers(frame, arch):
         raise RegisterError("the thread has no frame: is it running?")
     regs = {}
     mask = (1 << (8 * arch.ptr_size)) - 1
-    for num, name in enumerate(arch.dwarf_names):
+    for num, name in enumerate(arch.general or arch.dwarf_names):
         if not name:
             continue
         val = frame.FindRegister(name)
