@@ -30,6 +30,13 @@ def _chain_cases() -> list[A64Case]:
         A64Case("chain-nocfi", ("chain.c",), NOCFI, exp),       # gdb's prologue analysis gets it
         A64Case("chain-nocfi-pac", ("chain.c",), (*NOCFI, *PAC), exp, gdb_right=False,
                 gdb_note="no CFI and signed return addresses"),
+        # no symbols either: function bounds from the gaps between the crt's FDEs, stopped on its
+        # own brk in stop_here; the twin is the same code with its symbols
+        A64Case("chain-nocfi-stripped", ("chain.c",), NOCFI,
+                {1: [None, None, None, None, None, None, "__libc_start_main", None]}, pre=(),
+                run_args=("trap",), post=(("aarch64-linux-gnu-strip", "--strip-all", "{out}"),),
+                gdb_right=False, gdb_note="no symbols and no CFI: gdb names strcmp and stops",
+                twin=A64Case("chain-nocfi-trap", ("chain.c",), NOCFI, exp, pre=(), run_args=("trap",))),
     ]
 
 

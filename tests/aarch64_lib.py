@@ -71,8 +71,9 @@ def need_machine() -> None:
     S.need_path(f"{SYSROOT}/lib/libc.so.6", "libc6-dev-arm64-cross", "the AArch64 C library")
 
 
-def build(srcs: Sequence[str], name: str, cflags: Sequence[str], ldflags: Sequence[str] = ()) -> Path:
-    return T.build(srcs, name, cflags, ldflags, compilers=CROSS)
+def build(srcs: Sequence[str], name: str, cflags: Sequence[str], ldflags: Sequence[str] = (),
+          post: Sequence = ()) -> Path:
+    return T.build(srcs, name, cflags, ldflags, [list(c) for c in post] or None, compilers=CROSS)
 
 
 def free_port() -> int:
@@ -114,6 +115,7 @@ class A64Case:
     twin: "A64Case | None" = None
     interrupted: tuple[str, ...] = ()
     lldb: bool = True
+    post: tuple = ()                    # post steps (argv tuples), see swk_testlib.build
     timeout: float = 240
 
     @property
@@ -121,7 +123,7 @@ class A64Case:
         return "a64-" + self.id
 
     def exe(self) -> Path:
-        return build(self.srcs, self.exe_name, self.cflags, self.ldflags)
+        return build(self.srcs, self.exe_name, self.cflags, self.ldflags, self.post)
 
     def lib_path(self) -> Path | None:
         if not self.lib:

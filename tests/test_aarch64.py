@@ -211,6 +211,45 @@ def test_cli_on_qemu_core(case: A64Case):
               + A.format_swk(swk))
 
 
+WANDERER_CASES = ["chain-O0", "chain-O2-pac", "chain-nocfi-pac", "cxx-O2-pac", "threads-O2", "recurse-O0"]
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("cid", WANDERER_CASES)
+def test_wanderer_alone_on_qemu_core(cid):
+    """The stack scanner alone (with the bottom-of-stack stepper): a return address is a word
+    right after a bl/blr (signed ones stripped), the top frame's still in x30, and the CFA
+    beside a frame record's x29: the known chain down to __libc_start_main, with gdb's pcs."""
+    from swk_plugin.backends.core import CoreProcessState
+    from swk_plugin.steppergroup import StepperGroup
+    from swk_plugin.steppers import BottomOfStackStepper, StepperWanderer
+    from swk_plugin.walker import Walker
+    case = A64_BY_ID[cid]
+    s = _core(case)
+    ps = CoreProcessState(s.core, exe_path=case.exe(), sysroot=A.SYSROOT)
+    w = Walker(ps)
+    group = StepperGroup(w)
+    for stepper in (StepperWanderer(w), BottomOfStackStepper(w)):
+        group.add_stepper(stepper)
+    w.stepper_group = group
+    errs = []
+    for num, tf in s.native.items():
+        walk = w.walk_stack(tf.tid)
+        exp = case.expected[num]
+        upto = exp.index("__libc_start_main") + 1 if "__libc_start_main" in exp else len(exp)
+        names = [T.strip_params(f.name) for f in walk]
+        m = T.chain_mismatch(names, exp[:upto])
+        if m:
+            errs.append(f"thread {num}: {m}")
+        got, want = [f.ra for f in walk], T.pcs(tf)[:upto]
+        if case.gdb_right and got != want:
+            errs.append(f"thread {num}: pcs {[hex(p) for p in got]} != gdb's {[hex(p) for p in want]}")
+        if not all(f.trust == "scan" for f in walk[1:upto - 1]):
+            errs.append(f"thread {num}: trusts {[f.trust for f in walk]}")
+    if errs:
+        _fail(errs, T.format_native(s.native))
+
+
 def test_qemu_core_has_no_file_note():
     """The premise of reading the link map from memory: qemu's cores have no NT_FILE, and swk
     still names the C library's frames (found under the sysroot)."""
@@ -236,6 +275,19 @@ def test_cli_on_qemu_core_without_sysroot():
     assert rc == 0 and swk is not None, out
     errs = oracle_errors(case, s, swk, same_stop=True)
     assert not errs, "\n".join(errs) + "\n" + out
+
+
+@pytest.mark.native
+def test_gdb_on_qemu_core():
+    """gdb-multiarch on qemu's core (no NT_FILE) does not walk it: recorded here, while swk's CLI
+    walks the same core right (test_cli_on_qemu_core)."""
+    case = A64_BY_ID["chain-O2"]
+    s = _core(case)
+    argv = [A.GDB, "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex", "set pagination off",
+            "-iex", "set backtrace past-main on", "-ex", f"set sysroot {A.SYSROOT}", "-ex", f"file {case.exe()}",
+            "-ex", f"core {s.core}", *[a for c in T.native_commands(True) for a in ("-ex", c)]]
+    native = T.parse_native(T.run_cmd(argv, timeout=120).stdout)
+    assert not A.is_known_chain(case, native), T.format_native(native)
 
 
 EU_STACK_CASES = ["chain-O2", "chain-O2-pac", "hard-signal"]

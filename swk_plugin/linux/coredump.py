@@ -18,6 +18,7 @@ import os
 import struct
 import threading
 
+from ..arch import host_architecture
 from ..elf.core import ElfCore
 from ..elf.header import PF_R, PF_W, PF_X, ElfImage, NotElf
 from ..errors import BadFileError, MemoryReadError
@@ -297,8 +298,12 @@ class CoreFile(ElfCore):
             return known
         if self.sysroot and path.startswith("/"):
             host = find_in_sysroot(path, (self.sysroot,))
-            if host is None:     # not under the sysroot: the program's own library, where it was
-                host = path if os.path.isfile(path) and elf_machine_is(path, self.arch) else \
+            if host is None:
+                # not under the sysroot: for a core of another architecture, a file of that
+                # architecture at the path itself is the target's own (a program's library built
+                # beside it); for this machine's cores the sysroot stands for every path
+                cross = self.arch != host_architecture()
+                host = path if cross and os.path.isfile(path) and elf_machine_is(path, self.arch) else \
                     os.path.join(self.sysroot, path.lstrip("/"))
         elif self.arch.sysroots and path.startswith("/") and not (
                 os.path.isfile(path) and elf_machine_is(path, self.arch)):

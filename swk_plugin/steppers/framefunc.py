@@ -97,14 +97,19 @@ class FrameFuncStepper(FrameStepper):
         """The prologue kit's ``is_return`` of the code at pc: whether (and, where the
         architecture can say, how) a frame stopped there is on its way out.  It reads
         ``EPILOGUE_READ`` bytes where the kit says (AArch64 looks ahead to the ``ret``)."""
-        kit = self.process_state.arch.prologue
+        ps = self.process_state
+        kit = ps.arch.prologue
         n = getattr(kit, "EPILOGUE_READ", 1)
         try:
-            return kit.is_return(self.process_state.read_memory(pc, n))
+            code = ps.read_memory(pc, n)
         except MemoryReadError:
             if n == 1:
                 return False
-        try:   # near the end of a mapping: what is readable
-            return kit.is_return(self.process_state.read_memory(pc, 4))
-        except MemoryReadError:
-            return False
+            try:   # near the end of a mapping: what is readable
+                code = ps.read_memory(pc, 4)
+            except MemoryReadError:
+                return False
+        epilogue_at = getattr(kit, "epilogue_at", None)
+        if epilogue_at is not None:       # an epilogue may end in a tail call out of the function
+            return epilogue_at(code, pc, function_at(ps, pc))
+        return kit.is_return(code)

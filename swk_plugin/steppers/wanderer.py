@@ -27,6 +27,10 @@ inside the stack's mapping when the back-end knows mappings, and stops at
 unreadable memory.  Frames of known bottom-of-stack functions are left to the
 BottomOfStackStepper, so no junk frames appear below _start or start_thread.
 
+Where the return address has a register of its own (AArch64's x30), a top frame or
+one a signal interrupted may still hold it there: it is tried first, and taken when
+it follows a call to the current function.
+
 The caller's sp is the callee's CFA: where the callee's CFI or analysis puts the
 return address relative to it, else the architecture's guess (the slot + one
 pointer where calls push the return address; on AArch64 the slot is the x30 half
@@ -83,6 +87,16 @@ class StepperWanderer(FrameStepper):
         name = frame.name
         if name is not None and name.split("(", 1)[0].split("@", 1)[0] in BOTTOM_FUNCTIONS:
             return Gcf.NOT_ME, f"{name} is a bottom-of-stack function"
+        found = self.register_candidate(frame)
+        if found is not None:
+            rule = self.rule_for_register(frame, found)
+            try:
+                caller, _cfa = caller_by_rule(frame, rule, self.process_state)
+            except (MemoryReadError, RuleError):
+                caller = None
+            if caller is not None:
+                caller.trust = _TRUST[MATCH]
+                return Gcf.SUCCESS, caller
         found, why = self.scan(frame)
         if found is None:
             return Gcf.NOT_ME, why
@@ -93,6 +107,43 @@ class StepperWanderer(FrameStepper):
             return Gcf.NOT_ME, f"return address found at 0x{slot:x}, but {exc}"
         caller.trust = _TRUST[tier]
         return Gcf.SUCCESS, caller
+
+    # --- a return address still in its register -------------------------------------------------
+    def register_candidate(self, frame):
+        """The return address in the return-address register, where that is a register of its
+        own (AArch64's x30) and the frame stopped where it may still hold it (the top frame, or
+        one a signal interrupted): taken when it follows a call to the current function.  A
+        value after any other call is most likely the return address of a call this function
+        made itself.  None otherwise."""
+        ps = self.process_state
+        arch = ps.arch
+        if arch.ra == arch.pc or not (frame.is_top or frame.non_call):
+            return None
+        word = frame.regs.get(arch.ra)
+        if not word:
+            return None
+        if word > arch.max_user_address and arch.pac_mask_registers:
+            word = ps.strip_return_address(word)
+        func = function_at(ps, frame.lookup_pc)
+        if func is None or self._hits(word - 1, func):
+            return None
+        return word if self.classify(word, func) == MATCH else None
+
+    def rule_for_register(self, frame, ra):
+        """The rule of a return address found in its register: the caller's sp is the frame's
+        CFA, from the function's analysis when it has one, else the frame's own sp (a leaf
+        that has not moved it); callee-saved registers carry over."""
+        ps = self.process_state
+        arch = ps.arch
+        saved, cfa_off = {}, 0
+        try:
+            height = frame_rule_at(ps, frame.lookup_pc, True)
+        except Exception:        # no analysis: the leaf guess
+            height = None
+        if height is not None and height.sp_offset is not None and arch.ra not in height.saved:
+            saved, cfa_off = dict(height.saved), height.sp_offset
+        signed = frame.regs.get(arch.ra) != ra
+        return UnwindRule.at_cfa(arch.sp, cfa_off, arch.ra, None, saved, ra_signed=signed)
 
     def scan(self, frame):
         """((slot, return address, tier), '') for the chosen candidate, or (None, why not)."""

@@ -44,7 +44,7 @@ class Epilogue:
 
 class Prologue:
     """Where the standard frame is set up in one function."""
-    __slots__ = ("start", "body_at", "k", "saved", "signed", "rows", "body")
+    __slots__ = ("start", "body_at", "k", "saved", "signed", "rows", "body", "end")
 
     def __init__(self, start, body_at, k, saved, signed, rows):
         self.start = start
@@ -52,7 +52,8 @@ class Prologue:
         self.k = k                  # CFA - x29
         self.saved = saved          # {regno: offset from the CFA} in the body
         self.signed = signed
-        self.rows = rows            # {address: UnwindRule} before body_at
+        self.rows = rows            # {address: UnwindRule} of the instructions parsed
+        self.end = max(rows) + 4    # the body rule holds from here on
         self.body = _rule(R.fp, k, saved, signed)
 
     def rule_at(self, pc, exact, at_ret=None):
@@ -64,8 +65,8 @@ class Prologue:
             row = self.rows.get(pc)
             if row is not None:
                 return row
-        elif pc < self.body_at:
-            row = self.rows.get(pc & -4)
+        elif pc < self.end:
+            row = self.rows.get(pc & -4)            # a call inside the prologue's window
             if row is not None:
                 return row
         return self.body
@@ -86,8 +87,9 @@ def parse_prologue(code, start):
     for i in range(n):
         addr = start + 4 * i
         insn = a64.word(code, 4 * i)
-        if body_at is None:
-            rows[addr] = _rule(R.sp, h, saved, signed)
+        # the rule before this instruction runs: sp-based until x29 is the frame base, then
+        # x29-based with the registers saved so far (more may be stored after the record)
+        rows[addr] = _rule(R.sp, h, saved, signed) if body_at is None else _rule(R.fp, fpk, saved, signed)
         kind, a, b, c = a64.effect(insn)
         if kind == a64.SIGN:
             if body_at is not None:
@@ -124,18 +126,31 @@ def parse_prologue(code, start):
 
 
 def _finish(start, body_at, fpk, saved, signed, rows):
+    # rows up to the last instruction the prologue parse followed; the body rule after them
+    last = max(rows)
+    rows = {a: r for a, r in rows.items() if a < body_at or a <= last}
     return Prologue(start, body_at, fpk, dict(saved), signed, rows)
 
 
 def is_return(code):
     """An Epilogue when the code at a pc (``code``: up to EPILOGUE_READ bytes) runs straight
     to the function's ``ret`` through restores and sp adjustments only, else None."""
+    return epilogue_at(code, None, None)
+
+
+def epilogue_at(code, pc, bounds):
+    """is_return, and also for an epilogue ending in a tail call: ``b`` to a target outside
+    the function's ``bounds`` (start, end), or ``br`` once the frame record is restored
+    (GCC's sibling calls).  ``pc``: the address of ``code``."""
     delta = 0                   # sp at ret - sp at pc
     from_fp = None              # after ``mov sp, x29``: sp at ret - x29
     restored = {}               # regno -> offset from sp at pc (or from x29) where it is loaded
     auth = False
     for i in range(len(code) // 4):
-        kind, a, b, c = a64.effect(a64.word(code, 4 * i))
+        insn = a64.word(code, 4 * i)
+        kind, a, b, c = a64.effect(insn)
+        if kind == a64.BRANCH and pc is not None and _tail_call(insn, pc + 4 * i, bounds, restored):
+            kind, a = a64.RETURN, False
         if kind == a64.RETURN:
             signed = auth or a
             if from_fp is not None:
@@ -180,3 +195,11 @@ def is_return(code):
         else:
             return None                 # a branch, a store, another write of sp/x29/x30
     return None
+
+
+def _tail_call(insn, addr, bounds, restored):
+    """Whether the branch at ``addr`` leaves the function for good (a sibling call)."""
+    flow, target = a64.branch(insn, addr)
+    if flow == a64.JUMP:
+        return bounds is not None and bounds[1] is not None and not bounds[0] <= target < bounds[1]
+    return flow == a64.IJUMP and R.ra in restored
