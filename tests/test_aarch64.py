@@ -290,6 +290,16 @@ def test_gdb_on_qemu_core():
     assert not A.is_known_chain(case, native), T.format_native(native)
 
 
+def test_cli_bad_input_on_qemu_core(tmp_path):
+    """One line, no traceback: an x86-64 program for an AArch64 core, a sysroot that is not there."""
+    s = _core(A64_BY_ID["chain-O2"])
+    p = T.run_swk_cli(["bt", "--core", str(s.core), "--exe", "/bin/sh"])
+    assert p.returncode == 2 and p.stdout.strip() == \
+        "swk: --exe /bin/sh: not an aarch64 program (the core is of an aarch64 process)", p.stdout
+    p = T.run_swk_cli(["bt", "--core", str(s.core), "--sysroot", str(tmp_path / "none")])
+    assert p.returncode == 2 and len(p.stdout.strip().splitlines()) == 1 and "Traceback" not in p.stdout
+
+
 EU_STACK_CASES = ["chain-O2", "chain-O2-pac", "hard-signal"]
 
 

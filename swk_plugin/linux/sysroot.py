@@ -38,6 +38,15 @@ def find_in_sysroot(path, roots, arch=None):
     return None
 
 
+def is_elf(path):
+    """Whether ``path`` is a readable ELF file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def elf_machine_is(path, arch):
     """Whether the ELF file at ``path`` is for ``arch`` (False when unreadable or not ELF)."""
     try:
