@@ -19,6 +19,8 @@ from ...linux.vdso import vdso_library
 from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
 
 INVALID_ADDRESS = 0xFFFFFFFFFFFFFFFF
+#: Where frame_registers puts the pointer-authentication code mask (not a DWARF register).
+PAC_MASK_KEY = "code_mask"
 
 
 def _arch_name(target):
@@ -57,37 +59,30 @@ class LldbProcessState(ProcessState):
     # --- pointer authentication ----------------------------------------------------------
     def code_address_mask(self):
         """The target's pointer-authentication code mask: LLDB's code address mask (LLDB 18+)
-        when it names PAC bits, else the mask register lldb-server reports; None when LLDB
-        knows neither (qemu's stub): the architecture's default then."""
+        when it names PAC bits, else the mask register lldb-server reports, as read with a
+        thread's registers (frame_registers: never an SB call on a frame here, which a frame
+        provider may have handed back to LLDB); None when LLDB knows neither (qemu's stub):
+        the architecture's default then."""
         self.check_stop()
-        if self._pac is None:
-            self._pac = (self._read_pac_mask(),)
-        return self._pac[0]
-
-    def _read_pac_mask(self):
         arch = self.arch
-        name = arch.pac_mask_registers.get("lldb")
-        if not name:
+        if not arch.pac_mask_registers:
             return None
-        get_mask = getattr(self.process, "GetAddressMask", None)
-        code = getattr(lldb, "eAddressMaskTypeCode", None)
-        if get_mask is not None and code is not None:
-            try:
-                mask = arch.usable_pac_mask(get_mask(code))
-            except Exception:  # an LLDB whose signature differs: the register below
-                mask = None
+        if self._pac is None:
+            mask = None
+            get_mask = getattr(self.process, "GetAddressMask", None)
+            code = getattr(lldb, "eAddressMaskTypeCode", None)
+            if get_mask is not None and code is not None:
+                try:
+                    mask = arch.usable_pac_mask(get_mask(code))
+                except Exception:  # an LLDB whose signature differs: the register below
+                    mask = None
+            self._pac = (mask,)
+        if self._pac[0] is not None:
+            return self._pac[0]
+        for regs in self._regs.values():       # registers already read this stop
+            mask = arch.usable_pac_mask(regs.get(PAC_MASK_KEY))
             if mask is not None:
                 return mask
-        try:
-            frame = self.sb_thread(self.get_default_thread()).GetFrameAtIndex(0)
-            val = frame.FindRegister(name)
-            if val.IsValid():
-                err = lldb.SBError()
-                v = val.GetValueAsUnsigned(err, 0)
-                if err.Success():
-                    return arch.usable_pac_mask(v)
-        except Exception:  # no thread, no frame: the default mask
-            pass
         return None
 
     def is_alive(self):
@@ -364,6 +359,14 @@ def frame_registers(frame, arch):
         pc = frame.GetPC()
         if pc != INVALID_ADDRESS:
             regs[arch.pc] = pc
+    name = arch.pac_mask_registers.get("lldb")
+    if name:                                    # the code mask lldb-server reports (PAC targets)
+        val = frame.FindRegister(name)
+        if val.IsValid():
+            err = lldb.SBError()
+            v = val.GetValueAsUnsigned(err, 0)
+            if err.Success():
+                regs[PAC_MASK_KEY] = v
     return regs
 
 
