@@ -34,12 +34,14 @@ if ! swap_to "$OLD_PKGS" "lldb-22"; then
   exit 1
 fi
 
-# the LLDB parts of issue 8's robustness tests (target untouched, running process, errors) too
+# the LLDB parts of issue 8's robustness tests (target untouched, running process, errors) and of
+# issue 15's AArch64 tests (LLDB on qemu-user's stub) too
 SWK_LLDB=lldb-16 .venv/bin/python -m pytest -q tests/test_lldb.py \
   tests/test_target_untouched.py::test_lldb_leaves_the_target_untouched \
   tests/test_session_robustness.py::test_lldb_running_process \
   tests/test_session_robustness.py::test_lldb_the_walk_raising \
-  tests/test_session_robustness.py::test_lldb_every_stepper_raising "$@"
+  tests/test_session_robustness.py::test_lldb_every_stepper_raising \
+  tests/test_aarch64.py::test_lldb tests/test_aarch64.py::test_lldb_lists_no_libraries_on_qemu "$@"
 status=$?
 
 echo "swk ci-lldb16: putting $NEW_PKGS back"

@@ -14,6 +14,7 @@ from .backends.core import CoreProcessState
 from .backends.profiler import cmd_profile
 from .backends.ptrace import DEFAULT_STACK_BYTES, PtraceProcessState, Tracer
 from .errors import SwkError
+from .linux.sysroot import elf_machine_is, is_elf
 from .frontend import run_bt
 from .linux.maps import read_proc_maps
 from .options import BtOptions
@@ -98,6 +99,9 @@ def cmd_bt(args, out):
     if args.sysroot is not None and not os.path.isdir(args.sysroot):
         raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
     ps = CoreProcessState(args.core, exe_path=args.exe, sysroot=args.sysroot)
+    if args.exe is not None and is_elf(args.exe) and not elf_machine_is(args.exe, ps.arch):
+        raise SwkError(f"swk: --exe {args.exe}: not an {ps.arch.name} program (the core is of an "
+                       f"{ps.arch.name} process)")
     walker = Walker(ps, frame_cap=args.frame_cap)
     tids = ps.get_thread_ids()
     if args.thread is not None:

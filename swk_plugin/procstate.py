@@ -148,6 +148,16 @@ class ProcessState(abc.ABC):
     def get_architecture(self):
         return self.arch
 
+    def code_address_mask(self):
+        """The bits of a code pointer that are a pointer-authentication code, as the target
+        says (a core's note, a debugger's register); None when unknown (the architecture's
+        default) or when the architecture has none.  Back-ends that know override this."""
+        return None
+
+    def strip_return_address(self, addr):
+        """A signed return address (UnwindRule.ra_signed) as the pc it is."""
+        return self.arch.strip_pointer_auth(addr, self.code_address_mask())
+
     def invalidate(self):
         """Forget everything read: the target ran or was changed."""
         self._pages.clear()

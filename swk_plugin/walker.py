@@ -212,7 +212,8 @@ class Walker:
         if caller is None:
             return "no caller frame"
         callee_kind = caller.callee_kind or callee.kind
-        if callee_kind != FrameKind.SIGNAL and caller.sp <= callee.sp:
+        if callee_kind != FrameKind.SIGNAL and caller.sp <= callee.sp and not (
+                caller.sp == callee.sp and self._may_share_sp(callee, arch)):
             return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         if caller.ra == 0:
             return ""  # a zero return address ends the walk; the loop handles it
@@ -221,6 +222,14 @@ class Walker:
         if not is_executable(self.process_state, caller.ra):
             return f"return address 0x{caller.ra:x} is not in executable memory"
         return ""
+
+    @staticmethod
+    def _may_share_sp(callee, arch):
+        """Whether a caller may have the callee's own stack pointer: where a call leaves the
+        return address in a register (AArch64), a frame stopped before it moved sp — the top
+        frame, or one a signal interrupted, in a leaf or before its prologue — has its
+        caller's sp."""
+        return not arch.return_address_pushed and (callee.is_top or callee.non_call)
 
     def walk_single_frame(self, frame):
         """The caller of ``frame`` (spec: walkSingleFrame); raises SwkError when there is none."""

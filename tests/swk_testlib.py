@@ -161,7 +161,8 @@ def post_strip_all() -> list[list[str]]:
 
 
 def build(src_names: Iterable[str], out_name: str, cflags: Sequence[str] = (),
-          ldflags: Sequence[str] = (), post: PostStep = None) -> Path:
+          ldflags: Sequence[str] = (), post: PostStep = None,
+          compilers: tuple[str, str, str, str] | None = None) -> Path:
     """Compile ``src_names`` (relative to tests/corpus/) into
     ``tests/_build/<out_name>-<hash>/<out_name>`` and return that path.
 
@@ -171,16 +172,22 @@ def build(src_names: Iterable[str], out_name: str, cflags: Sequence[str] = (),
     the output Path or a list of argv lists where ``{out}``, ``{dir}`` and
     ``{name}`` are substituted (see ``post_separate_debug``).  A shared
     library is built by passing ``-fPIC`` in cflags and ``-shared`` in ldflags.
+    ``compilers``: (C compiler, its package, C++ compiler, its package) for another
+    target (tests/aarch64_lib.py cross-builds the corpus); default gcc/g++ (or $CC/$CXX).
     """
     srcs = [CORPUS / s for s in src_names]
     for s in srcs:
         if not s.exists():
             raise BuildError(f"no such corpus source: {s}")
     cxx = any(s.suffix in (".cpp", ".cc", ".cxx", ".C") for s in srcs)
-    cc = os.environ.get("CXX", "g++") if cxx else os.environ.get("CC", "gcc")
+    if compilers is not None:
+        cc, pkg = (compilers[2], compilers[3]) if cxx else (compilers[0], compilers[1])
+    else:
+        cc = os.environ.get("CXX", "g++") if cxx else os.environ.get("CC", "gcc")
+        pkg = "g++" if cxx else "gcc"
     if shutil.which(cc) is None:
         import swk_suite   # (not at the top: this file is also read inside gdb, without pytest)
-        swk_suite.need_tool(cc, "g++" if cxx else "gcc")
+        swk_suite.need_tool(cc, pkg)
 
     h = hashlib.sha256()
     h.update(CACHE_VERSION.encode())
@@ -342,10 +349,12 @@ def _swk_frame_dict(f, level):
         d["type"] = _SWK_TYPES.get(f.type(), str(f.type()))
     except gdb.error:
         pass
-    try:
-        d["sp"] = int(f.read_register("sp")) & 0xffffffffffffffff
-    except Exception:
-        pass
+    for _reg in ("sp", "rsp"):         # GDB's $sp (every architecture), else x86-64's
+        try:
+            d["sp"] = int(f.read_register(_reg)) & 0xffffffffffffffff
+            break
+        except Exception:
+            pass
     try:
         d["unwind_stop_reason"] = gdb.frame_stop_reason_string(f.unwind_stop_reason())
     except gdb.error:

@@ -1,5 +1,5 @@
 """The shape of swk_plugin, checked: layers that import one way, no module over 800 lines,
-no instruction-set fact outside swk_plugin/arch/, back-ends independent of each other, no
+no instruction-set fact (x86-64's or AArch64's) outside swk_plugin/arch/, back-ends independent of each other, no
 cache hung on another module's objects (docs/design.md has the map).
 
 Read from the source with ast, so these hold for code paths no other test runs.
@@ -34,6 +34,9 @@ MAX_LINES = 800
 #: x86-64 and i386 register names and the byte patterns of their opcodes, outside comments and docstrings.
 X86_NAMES = re.compile(r"\b(rip|rsp|rbp|rax|rbx|rcx|rdx|rsi|rdi|r(?:8|9|1[0-5])|eflags|xmm\d+|st\d|"
                        r"eip|esp|ebp|eax|ebx|ecx|edx|esi|edi)\b")
+#: AArch64 register names, pointer-authentication instructions and registers, the vDSO's trampoline.
+A64_NAMES = re.compile(r"\b([xw](?:[12]?\d|30)|paciasp|autiasp|pacibsp|autibsp|pauth_[cd]mask|"
+                       r"__kernel_rt_sigreturn|ra_sign_state)\b")
 #: Where function-level imports of swk's own modules are deliberate (not to dodge cycles):
 #: deferring work until a debugger needs it.
 LAZY_IMPORTS_OK = {
@@ -183,6 +186,20 @@ def test_no_x86_register_names_or_opcodes_outside_arch():
                 bad.append(f"{rel}:{i}: {m.group(0)!r}: {code.strip()[:80]}")
             if re.search(r'b"\\x(?:f3\\x0f\\x1e\\xfa|55|48\\x89|ff\\x25|e8)', code):
                 bad.append(f"{rel}:{i}: opcode bytes: {code.strip()[:80]}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_aarch64_register_names_or_opcodes_outside_arch():
+    """Issue 15: what AArch64 is (x0-x30, pointer authentication, its trampoline) is arch/aarch64's;
+    the rest of swk asks the Architecture."""
+    bad = []
+    for rel, path, _tree in modules():
+        if rel.startswith("arch/"):
+            continue
+        for i, code in _code_text(path):
+            m = A64_NAMES.search(code)
+            if m:
+                bad.append(f"{rel}:{i}: {m.group(0)!r}: {code.strip()[:80]}")
     assert not bad, "\n".join(bad)
 
 

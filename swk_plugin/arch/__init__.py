@@ -6,15 +6,18 @@ Architecture (arch/base.py) for the rest.
 import os
 
 from ..errors import SwkError
+from .aarch64 import AArch64
 from .base import Architecture
 from .i386 import I386
 from .x86_64 import X86_64
 
 #: Names of each architecture: uname's and the ELF's, GDB's (``i386:x86-64``, ``i386``,
-#: ``i386:intel``) and the first word of LLDB's target triple (``x86_64``, ``i386``, ``i686``).
+#: ``i386:intel``, ``aarch64``) and the first word of LLDB's target triple (``x86_64``, ``i386``,
+#: ``i686``, ``aarch64``, ``arm64``).
 _BY_NAME = {"x86_64": X86_64, "i386:x86-64": X86_64, "amd64": X86_64, "x86-64": X86_64,
-            "i386": I386, "i386:intel": I386, "i486": I386, "i586": I386, "i686": I386, "x86": I386}
-_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64, "EM_386": I386, 3: I386}
+            "i386": I386, "i386:intel": I386, "i486": I386, "i586": I386, "i686": I386, "x86": I386,
+            "aarch64": AArch64, "arm64": AArch64}
+_BY_MACHINE = {"EM_X86_64": X86_64, 62: X86_64, "EM_386": I386, 3: I386, "EM_AARCH64": AArch64, 183: AArch64}
 
 
 class UnsupportedArchitecture(SwkError, ValueError):
@@ -49,5 +52,6 @@ def from_elf_machine(e_machine):
                                       f"(swk knows: {', '.join(known_names())})") from None
 
 
-__all__ = ["Architecture", "X86_64", "I386", "UnsupportedArchitecture", "get_architecture", "from_elf_machine",
+__all__ = ["Architecture", "X86_64", "I386", "AArch64", "UnsupportedArchitecture", "get_architecture",
+           "from_elf_machine",
            "host_architecture", "known_names"]

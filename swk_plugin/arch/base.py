@@ -13,6 +13,11 @@ modules (see arch/x86_64/):
 ``analysis``      ``analyze`` (stack heights without CFI), ``MAX_CODE``;
 ``scan``          ``split_gap``, ``search_entries``, ``after_call``;
 ``regsets``       the general-register layout of NT_PRSTATUS / PTRACE_GETREGSET.
+
+and, where the instruction set differs from x86-64's defaults below:
+``return_address_pushed`` (False where a call leaves the return address in a register),
+``strip_pointer_auth`` (pointer authentication), ``scan_cfa`` (the stack scanner's CFA),
+``sysroots`` (where a cross target's libraries live here).
 """
 import importlib
 
@@ -59,6 +64,18 @@ class Architecture:
     #: a module's static TLS block lies from it: variant 2 below it (x86), 1 above it.
     thread_pointer = None
     tls_variant = 2
+    #: Whether a call pushes the return address (x86), so a callee's CFA is always above its
+    #: sp; False where it is left in a register (AArch64's x30): a leaf's CFA may be its sp.
+    return_address_pushed = True
+    #: Pointer authentication: {"gdb": register, "lldb": register} naming the target's code
+    #: mask in each debugger; empty where code pointers are never signed.
+    pac_mask_registers = {}
+    #: Directories that may hold a cross target's libraries on this machine (Debian's
+    #: /usr/<triple>), tried after a user's sysroot when a path does not exist as is.
+    sysroots = ()
+    #: The format of C's ``long double`` (a DW_ATE_float of 10, 12 or 16 bytes): x87's
+    #: 80-bit extended precision, or IEEE binary128 (AArch64).
+    long_double_format = "x87"
 
     def __init__(self):
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
@@ -104,6 +121,23 @@ class Architecture:
     def lldb_name(self, regno):
         """LLDB's name of the register with DWARF number ``regno`` (None: unknown)."""
         return self.gdb_name(regno)
+    def strip_pointer_auth(self, addr, mask=None):
+        """``addr`` without a pointer-authentication code (``mask``: the target's code mask,
+        None when unknown).  Nothing to strip on an instruction set without one."""
+        return addr
+
+    def pac_mask_from_note(self, desc):
+        """The code mask of a core's pointer-authentication note, or None."""
+        return None
+
+    def usable_pac_mask(self, mask):
+        """A debugger's code address mask if it names pointer-authentication bits, else None."""
+        return None
+
+    def scan_cfa(self, slot, read_pointer):
+        """The callee's CFA when the stack scanner found its return address at ``slot`` and
+        nothing else says where the CFA is: just above the slot where a call pushes it."""
+        return slot + self.ptr_size
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], "little")

@@ -122,6 +122,10 @@ class CoreProcessState(ProcessState):
     def read_raw(self, addr, size):
         return self.core.read(addr, size)
 
+    def code_address_mask(self):
+        """The core's pointer-authentication code mask (NT_ARM_PAC_MASK), when it has one."""
+        return self.core.pac_mask
+
     def read_thread_registers(self, thread):
         i = self._index.get(thread)
         if i is None:

@@ -466,27 +466,31 @@ class CfiTable:
         if fde._rows is None:
             cie = fde.cie
             if cie._initial is None:
-                cfa, regs, _ = self._execute(cie.initial_instructions, cie, None, None, None,
-                                             CfaRule(None, 0), {}, None, "CIE", cie.offset)
-                cie._initial = (cfa, regs)
-            cfa, regs = cie._initial
-            _, _, rows = self._execute(fde.instructions, cie, fde.pc_begin, fde.pc_end,
-                                       fde._ins_addr, cfa, dict(regs), regs, "FDE", fde.offset)
+                cfa, regs, _, signed = self._execute(cie.initial_instructions, cie, None, None, None,
+                                                     CfaRule(None, 0), {}, None, "CIE", cie.offset)
+                cie._initial = (cfa, regs, signed)
+            cfa, regs, signed = cie._initial
+            _, _, rows, _ = self._execute(fde.instructions, cie, fde.pc_begin, fde.pc_end,
+                                          fde._ins_addr, cfa, dict(regs), regs, "FDE", fde.offset, signed)
             fde._rows = rows
             fde._starts = [r.address for r in rows]
             self.rows_computed += 1
         return fde._rows
 
-    def _execute(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial, what, off):
-        """Run CFA instructions; returns the final (cfa, regs) and, for an FDE, its rows."""
+    def _execute(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial, what, off, signed=False):
+        """Run CFA instructions; returns the final (cfa, regs), for an FDE its rows, and the
+        final return-address signing state."""
         try:
-            return self._run(ins, cie, loc, pc_end, ins_addr, cfa, regs, initial)
+            return self._run(ins, cie, loc, pc_end, ins_addr, cfa, regs, initial, signed)
         except DecodeError as exc:
             raise CfiError(f"{self._where(off)}: truncated {what} instructions ({exc})") from None
         except CfiError as exc:
             raise CfiError(f"{self._where(off)}: {exc}") from None
 
-    def _run(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial):
+    def _run(self, ins, cie, loc, pc_end, ins_addr, cfa, regs, initial, signed=False):
+        # ``signed``: the return-address signing state (AArch64's RA_SIGN_STATE pseudo-register,
+        # flipped by opcode 0x2d; remembered and restored with the rest of the row).  Each row
+        # carries it as UnwindRule.ra_signed; the architecture decides what it means.
         code_align = cie.code_align
         data_align = cie.data_align
         sig, ra_reg = cie.signal_frame, cie.ra_reg
@@ -536,12 +540,12 @@ class CfiTable:
             elif op == 0x0A:                                    # remember_state
                 if len(stack) >= MAX_STATE_DEPTH:
                     raise CfiError(f"DW_CFA_remember_state nested deeper than {MAX_STATE_DEPTH}")
-                stack.append((cfa, dict(regs)))
+                stack.append((cfa, dict(regs), signed))
                 continue
             elif op == 0x0B:                                    # restore_state
                 if not stack:
                     raise CfiError("DW_CFA_restore_state without a matching remember_state")
-                cfa, regs = stack.pop()
+                cfa, regs, signed = stack.pop()
                 continue
             elif op == 0x05:                                    # offset_extended
                 r, pos = uleb128(ins, pos)
@@ -613,8 +617,9 @@ class CfiTable:
             elif op == 0x2E:                                    # GNU_args_size: only for landing pads
                 _, pos = uleb128(ins, pos)
                 continue
-            elif op == 0x2D:                                    # GNU_window_save (SPARC) /
-                continue                                        # AArch64 negate_ra_state: no x86 meaning
+            elif op == 0x2D:                                    # AARCH64_negate_ra_state (SPARC's
+                signed = not signed                             # GNU_window_save: no SPARC here)
+                continue
             elif op == 0x01:                                    # set_loc
                 if self.is_eh:
                     target, pos = decode_pointer(ins, pos, cie.fde_encoding, self.ptr_size,
@@ -640,13 +645,13 @@ class CfiTable:
             if not emit or new_loc <= loc:
                 continue
             if loc < pc_end:
-                rows.append(Row(loc, cfa, dict(regs), sig, ra_reg))
+                rows.append(Row(loc, cfa, dict(regs), sig, ra_reg, signed))
             loc = new_loc
             if loc >= pc_end:
-                return cfa, regs, rows
+                return cfa, regs, rows, signed
         if emit and loc < pc_end:
-            rows.append(Row(loc, cfa, dict(regs), sig, ra_reg))
-        return cfa, regs, rows
+            rows.append(Row(loc, cfa, dict(regs), sig, ra_reg, signed))
+        return cfa, regs, rows, signed
 
     @staticmethod
     def _restore(regs, initial, r):

@@ -18,6 +18,7 @@ import os
 import struct
 import threading
 
+from ..arch import host_architecture
 from ..elf.core import ElfCore
 from ..elf.header import PF_R, PF_W, PF_X, ElfImage, NotElf
 from ..errors import BadFileError, MemoryReadError
@@ -25,6 +26,7 @@ from ..procstate import MemoryRegion
 from . import linkmap
 from .auxv import AT_ENTRY, AT_EXECFN, AT_PAGESZ, AT_PHDR, AT_SYSINFO_EHDR, parse_auxv
 from .siginfo import SigInfo
+from .sysroot import elf_machine_is, find_in_sysroot
 
 NT_PRSTATUS = 1
 NT_FPREGSET = 2
@@ -112,6 +114,7 @@ class CoreFile(ElfCore):
         self._exe_mapped = False
         self._elf_cache = {}
         self._regions = None
+        self._host_paths = {}   # target path -> host path
         super().__init__(path)
 
     def close(self):
@@ -156,6 +159,10 @@ class CoreFile(ElfCore):
             self._cur_thread.notes.setdefault(ntype, bytes(desc))
             if ntype == NT_X86_XSTATE:
                 self._cur_thread.xstate = bytes(desc)
+        elif name == b"LINUX" and ntype == NT_ARM_PAC_MASK:
+            mask = self.arch.pac_mask_from_note(bytes(desc))     # per thread, the same for all
+            if mask is not None and self.pac_mask is None:
+                self.pac_mask = mask
 
     def _note_prstatus(self, desc, where):
         rs = self.arch.regsets
@@ -280,14 +287,36 @@ class CoreFile(ElfCore):
         return self._exe_mapped
 
     def host_path(self, path):
-        """Where a mapped file is found here: exe override, else sysroot + path."""
+        """Where a mapped file is found here: the exe override; else under the sysroot
+        (sysroot + path, or a library's name in the sysroot's lib directories: a cross
+        target's ld.so names what qemu found, see linux/sysroot.py); without a sysroot, the
+        path itself, or for a core of another architecture whose path is not that
+        architecture's file here, the architecture's own sysroots (Debian's
+        /usr/<triple>)."""
         if path is None:
             return None
         if self.exe_path and path == self.exe_mapped_path:
             return self.exe_path
+        known = self._host_paths.get(path)
+        if known is not None:
+            return known
         if self.sysroot and path.startswith("/"):
-            return os.path.join(self.sysroot, path.lstrip("/"))
-        return path
+            host = find_in_sysroot(path, (self.sysroot,))
+            if host is None:
+                # not under the sysroot: for a core of another architecture, a file of that
+                # architecture at the path itself is the target's own (a program's library built
+                # beside it); for this machine's cores the sysroot stands for every path
+                cross = self.arch != host_architecture()
+                host = path if cross and os.path.isfile(path) and elf_machine_is(path, self.arch) else \
+                    os.path.join(self.sysroot, path.lstrip("/"))
+        elif self.arch.sysroots and path.startswith("/") and not (
+                os.path.isfile(path) and elf_machine_is(path, self.arch)):
+            host = find_in_sysroot(path, self.arch.sysroots, self.arch) or path
+        else:
+            host = path
+        if len(self._host_paths) < 4096:
+            self._host_paths[path] = host
+        return host
 
     def _open_host(self, host):
         with self._lock:

@@ -54,6 +54,23 @@ def linked_objects(ps, r_debug):
         return []
 
 
+def link_map_libraries(ps, r_debug, resolve=None, skip=()):
+    """[Library] of the objects on the dynamic linker's list at ``r_debug`` (the executable
+    and the vDSO left out), each path through ``resolve(name)`` (default: as is); paths in
+    ``skip`` are left out too."""
+    libs = []
+    seen = set(skip)
+    for l_addr, name in linked_objects(ps, r_debug):
+        if not name or name.startswith("linux-vdso") or name.startswith("linux-gate"):
+            continue
+        path = resolve(name) if resolve is not None else name
+        if path in seen:
+            continue
+        seen.add(path)
+        libs.append(Library(path, l_addr, open_library_module))
+    return libs
+
+
 def process_libraries(ps, exe_path, auxv, resolve=None, r_debug_fallback=None):
     """([Library], r_debug address): the executable first, then the link map's objects,
     the dynamic linker and the vDSO.  ``resolve(name)`` maps a link-map name to a host
@@ -64,15 +81,7 @@ def process_libraries(ps, exe_path, auxv, resolve=None, r_debug_fallback=None):
     r_debug = r_debug_of(ps, exe_mod, aout.base)
     if not r_debug and r_debug_fallback is not None:
         r_debug = r_debug_fallback() or 0
-    seen = {exe_path}
-    for l_addr, name in linked_objects(ps, r_debug):
-        if not name or name.startswith("linux-vdso") or name.startswith("linux-gate"):
-            continue
-        path = resolve(name) if resolve is not None else name
-        if path in seen:
-            continue
-        seen.add(path)
-        libs.append(Library(path, l_addr, open_library_module))
+    libs += link_map_libraries(ps, r_debug, resolve, skip=(exe_path,))
     interp = interpreter_library(exe_mod, auxv, libs)
     if interp is not None:
         libs.append(interp)

@@ -19,6 +19,7 @@ extern declarations), even those ``info locals`` does not print.
 """
 import threading
 
+from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..dwarf.lines import module_lines
 from . import dies
 from .types import TypeReader
@@ -442,6 +443,14 @@ class _BlockBuilder:
 
 # --- the per-module engine ------------------------------------------------------------------
 
+def _long_double_format(module):
+    """The long double format of the module's architecture (x87 where it is unknown)."""
+    try:
+        return from_elf_machine(module.machine).long_double_format
+    except (UnsupportedArchitecture, AttributeError):
+        return "x87"
+
+
 class _Engine:
     """Everything the locals engine caches for one module."""
 
@@ -449,7 +458,7 @@ class _Engine:
         self.module = module
         self.lines = lines
         self.d = lines.dwarf
-        self.types = TypeReader(self.d, lines)
+        self.types = TypeReader(self.d, lines, _long_double_format(module))
         self._funcs = {}
         self._trees = {}
         self._fn_at = {}            # address -> Function (a walk asks for the same pcs again)

@@ -140,9 +140,11 @@ _VOID = Type("void", "void", 1)
 class TypeReader:
     """Reads type DIEs of one module into Types (cached by DIE offset)."""
 
-    def __init__(self, dwarf, lines=None):
+    def __init__(self, dwarf, lines=None, long_double="x87"):
         self.d = dwarf
         self.lines = lines
+        #: The module's architecture's long double format ("x87" or "ieee128").
+        self.long_double = long_double
         self._cache = {}
         self._printer = None
         self._sigs = None
@@ -355,13 +357,13 @@ class TypeReader:
             t = Type("float", cname, size)
             t.float_format = {4: "ieee32", 8: "ieee64", 2: "ieee16"}.get(size)
             if size in (10, 12, 16):
-                t.float_format = "ieee128" if name and "128" in name else "x87"
+                t.float_format = "ieee128" if name and "128" in name else self.long_double
         elif enc == ATE_complex_float:
             t = Type("complex", cname, size)
             part = Type("float", None, size // 2)
             part.float_format = {4: "ieee32", 8: "ieee64"}.get(size // 2)
             if size // 2 in (10, 12, 16):
-                part.float_format = "ieee128" if name and "128" in name else "x87"
+                part.float_format = "ieee128" if name and "128" in name else self.long_double
             t.target = part
         elif enc == ATE_UTF:
             t = Type("char", cname, size)

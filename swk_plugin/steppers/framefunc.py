@@ -1,7 +1,8 @@
 """FrameFuncStepper: the frame-pointer chain (spec: FrameFuncStepper).
 
 Used only for functions that keep a standard frame, recognised by their
-prologue (``arch.prologue``: on x86-64 ``[endbr64] push %rbp; mov %rsp,%rbp``),
+prologue (``arch.prologue``: on x86-64 ``[endbr64] push %rbp; mov %rsp,%rbp``, on AArch64
+a frame record ``stp x29, x30, [sp, #-N]!; mov x29, sp`` and its variants),
 so it never follows a frame pointer that an optimised function uses as a
 general register.  The prologue also tells where the callee-saved registers
 pushed right after it live, so callers get their true values, and where a
@@ -93,7 +94,22 @@ class FrameFuncStepper(FrameStepper):
         return Gcf.SUCCESS, caller
 
     def _at_return(self, pc):
+        """The prologue kit's ``is_return`` of the code at pc: whether (and, where the
+        architecture can say, how) a frame stopped there is on its way out.  It reads
+        ``EPILOGUE_READ`` bytes where the kit says (AArch64 looks ahead to the ``ret``)."""
+        ps = self.process_state
+        kit = ps.arch.prologue
+        n = getattr(kit, "EPILOGUE_READ", 1)
         try:
-            return self.process_state.arch.prologue.is_return(self.process_state.read_memory(pc, 1))
+            code = ps.read_memory(pc, n)
         except MemoryReadError:
-            return False
+            if n == 1:
+                return False
+            try:   # near the end of a mapping: what is readable
+                code = ps.read_memory(pc, 4)
+            except MemoryReadError:
+                return False
+        epilogue_at = getattr(kit, "epilogue_at", None)
+        if epilogue_at is not None:       # an epilogue may end in a tail call out of the function
+            return epilogue_at(code, pc, function_at(ps, pc))
+        return kit.is_return(code)

@@ -1,6 +1,7 @@
 """SigHandlerStepper: through a signal trampoline (spec: SigHandlerStepper).
 
-A signal handler returns into a trampoline (glibc's __restore_rt on x86-64)
+A signal handler returns into a trampoline (glibc's __restore_rt on x86-64, the
+vDSO's __kernel_rt_sigreturn or qemu's own page on AArch64)
 whose frame holds the kernel's signal frame, and in it every register of the
 code the signal interrupted.  Restoring them all, exactly, lets the walk go on
 even where the interrupted function has no CFI and no frame pointer.
@@ -11,8 +12,9 @@ three signs is enough, so a stripped libc, a trampoline without CFI, and one
 copied into anonymous memory all work: its code; an S-augmented CIE
 covering it; its symbol name.  The layout and the rule come from
 ``arch.signal_frame`` (arch/x86_64/signal.py, arch/i386/signal.py: i386 has two
-kinds of frame, told apart by the trampoline's code or name); an architecture without
-one is never claimed.
+kinds of frame, told apart by the trampoline's code or name; arch/aarch64/signal.py,
+whose frame's size is read from the frame itself); an architecture without one is
+never claimed.
 
 The trampoline frame's CFA is the end of the kernel's frame (ucontext +
 siginfo above its sp): the frame owns the whole kernel frame, and the
@@ -85,6 +87,17 @@ class SigHandlerStepper(FrameStepper):
             return Gcf.NOT_ME, "not a signal trampoline"
         ps = self.process_state
         layout = ps.arch.signal_frame
+        if not hasattr(layout, "frame_kind"):
+            # one kind of frame, whose size the layout may read from the frame itself
+            # (AArch64's __reserved records)
+            try:
+                ps.read_memory(layout.sigcontext_address(frame.sp), layout.SC_GREGS_SIZE)
+                rule = layout.rule_at(ps.read_memory, frame.sp) if hasattr(layout, "rule_at") else layout.rule()
+                caller, _cfa = caller_by_rule(frame, rule, ps)
+            except MemoryReadError as exc:
+                return Gcf.NOT_ME, Note(f"signal trampoline (by {how}) but its sigcontext is unreadable ({exc})",
+                                        FrameKind.SIGNAL)
+            return Gcf.SUCCESS, caller
         exact = bool(frame.is_top or frame.non_call)
         kind = layout.frame_kind(lambda a, n: self._code_at(a, n), frame.ra, exact,
                                  lambda: self._symbol_name(frame.ra))

@@ -4,7 +4,7 @@ The last resort, for code with neither CFI nor a frame-pointer prologue
 (-fomit-frame-pointer without unwind tables, JIT code, stripped asm).  From
 the frame's sp upward, each aligned word is a candidate return address when it
 points into executable memory right after a call instruction
-(arch.x86_64_calls); inside a function whose bounds the symbols give, the call
+(arch.calls); inside a function whose bounds the symbols give, the call
 must also be a real instruction boundary, checked by sweeping that function
 with capstone once (cached).
 
@@ -27,8 +27,16 @@ inside the stack's mapping when the back-end knows mappings, and stops at
 unreadable memory.  Frames of known bottom-of-stack functions are left to the
 BottomOfStackStepper, so no junk frames appear below _start or start_thread.
 
-The caller's sp is the slot + one pointer, which is also the callee's CFA:
-what the scan found is stated as an UnwindRule and applied like any other.
+Where the return address has a register of its own (AArch64's x30), a top frame or
+one a signal interrupted may still hold it there: it is tried first, and taken when
+it follows a call to the current function.
+
+The caller's sp is the callee's CFA: where the callee's CFI or analysis puts the
+return address relative to it, else the architecture's guess (the slot + one
+pointer where calls push the return address; on AArch64 the slot is the x30 half
+of a frame record, and the x29 beside it is the caller's).  What the scan found is
+stated as an UnwindRule and applied like any other; a signed return address
+(pointer authentication) is stripped before it is checked.
 Where the callee saved registers comes from its CFI rule (rare here: the
 DebugStepper would have used it) or else from code analysis
 (swk_plugin.analysis), as offsets from that CFA.  Without either,
@@ -79,16 +87,63 @@ class StepperWanderer(FrameStepper):
         name = frame.name
         if name is not None and name.split("(", 1)[0].split("@", 1)[0] in BOTTOM_FUNCTIONS:
             return Gcf.NOT_ME, f"{name} is a bottom-of-stack function"
+        found = self.register_candidate(frame)
+        if found is not None:
+            rule = self.rule_for_register(frame, found)
+            try:
+                caller, _cfa = caller_by_rule(frame, rule, self.process_state)
+            except (MemoryReadError, RuleError):
+                caller = None
+            if caller is not None:
+                caller.trust = _TRUST[MATCH]
+                return Gcf.SUCCESS, caller
         found, why = self.scan(frame)
         if found is None:
             return Gcf.NOT_ME, why
         slot, ra, tier = found
         try:
-            caller, _cfa = caller_by_rule(frame, self.rule_for_slot(frame, slot), self.process_state)
+            caller, _cfa = caller_by_rule(frame, self.rule_for_slot(frame, slot, ra), self.process_state)
         except (MemoryReadError, RuleError) as exc:
             return Gcf.NOT_ME, f"return address found at 0x{slot:x}, but {exc}"
         caller.trust = _TRUST[tier]
         return Gcf.SUCCESS, caller
+
+    # --- a return address still in its register -------------------------------------------------
+    def register_candidate(self, frame):
+        """The return address in the return-address register, where that is a register of its
+        own (AArch64's x30) and the frame stopped where it may still hold it (the top frame, or
+        one a signal interrupted): taken when it follows a call to the current function.  A
+        value after any other call is most likely the return address of a call this function
+        made itself.  None otherwise."""
+        ps = self.process_state
+        arch = ps.arch
+        if arch.ra == arch.pc or not (frame.is_top or frame.non_call):
+            return None
+        word = frame.regs.get(arch.ra)
+        if not word:
+            return None
+        if word > arch.max_user_address and arch.pac_mask_registers:
+            word = ps.strip_return_address(word)
+        func = function_at(ps, frame.lookup_pc)
+        if func is None or self._hits(word - 1, func):
+            return None
+        return word if self.classify(word, func) == MATCH else None
+
+    def rule_for_register(self, frame, ra):
+        """The rule of a return address found in its register: the caller's sp is the frame's
+        CFA, from the function's analysis when it has one, else the frame's own sp (a leaf
+        that has not moved it); callee-saved registers carry over."""
+        ps = self.process_state
+        arch = ps.arch
+        saved, cfa_off = {}, 0
+        try:
+            height = frame_rule_at(ps, frame.lookup_pc, True)
+        except Exception:        # no analysis: the leaf guess
+            height = None
+        if height is not None and height.sp_offset is not None and arch.ra not in height.saved:
+            saved, cfa_off = dict(height.saved), height.sp_offset
+        signed = frame.regs.get(arch.ra) != ra
+        return UnwindRule.at_cfa(arch.sp, cfa_off, arch.ra, None, saved, ra_signed=signed)
 
     def scan(self, frame):
         """((slot, return address, tier), '') for the chosen candidate, or (None, why not)."""
@@ -108,6 +163,7 @@ class StepperWanderer(FrameStepper):
             code = sorted((r.start, r.end) for r in regions if r.executable)
         func = function_at(ps, frame.lookup_pc)
         lo_code, hi_code = 0x1000, arch.max_user_address
+        strip = ps.strip_return_address if arch.pac_mask_registers else None
         best = {}
         addr = start
         stop = f"no return address in {words} words above sp 0x{frame.sp:x}"
@@ -120,6 +176,8 @@ class StepperWanderer(FrameStepper):
                 n = len(data)
             for off in range(0, n - ptr + 1, ptr):
                 word = int.from_bytes(data[off:off + ptr], "little")
+                if word > hi_code and strip is not None:
+                    word = strip(word)          # a signed return address (pointer authentication)
                 if not lo_code <= word <= hi_code:
                     continue
                 tier = self.classify(word, func, code)
@@ -276,27 +334,44 @@ class StepperWanderer(FrameStepper):
         return lib.base + sec.addr if sec is not None else None
 
     # --- the caller -----------------------------------------------------------------------------------
-    def rule_for_slot(self, frame, slot):
-        """The UnwindRule of a return address found at ``slot``: CFA = slot + one pointer,
-        with where the callee saved registers (see the module doc) if readable."""
+    def rule_for_slot(self, frame, slot, ra=None):
+        """The UnwindRule of a return address found at ``slot`` (``ra``: the address it
+        holds, stripped of a pointer-authentication code): the callee's CFA where its CFI
+        or analysis puts the return address at that slot, else the architecture's guess
+        (``arch.scan_cfa``: one pointer above the slot where calls push it), with where the
+        callee saved registers (see the module doc) if readable."""
         ps = self.process_state
         arch = ps.arch
         ptr = arch.ptr_size
-        cfa = slot + ptr
         saved = self._saved_offsets(frame)
+        ra_off = saved.pop(arch.ra, None) if saved is not None else None
+        if ra_off is not None and ra_off < 0:
+            cfa = slot - ra_off
+        else:
+            cfa = arch.scan_cfa(slot, ps.read_pointer)
         if saved is None and frame.fp and slot == frame.fp + ptr:
             # The return address sits right above where the frame pointer points: a
-            # standard frame, so [fp] is the caller's saved frame pointer.
+            # standard frame (a frame record), so [fp] is the caller's saved frame pointer.
             saved = {arch.fp: frame.fp - cfa}
+        elif saved is None and not arch.return_address_pushed:
+            # A frame record {fp, return address} at the slot: the fp beside it is the caller's.
+            saved = {arch.fp: slot - ptr - cfa}
         readable = {}
         for reg, off in (saved or {}).items():
             if reg not in (arch.sp, arch.pc, arch.ra) and ps.is_readable(cfa + off, ptr):
                 readable[reg] = off
-        return UnwindRule.at_cfa(arch.sp, cfa - frame.sp, arch.ra, -ptr, readable)
+        signed = False
+        if ra is not None:
+            try:
+                signed = ps.read_pointer(slot) != ra
+            except MemoryReadError:
+                signed = False
+        return UnwindRule.at_cfa(arch.sp, cfa - frame.sp, arch.ra, slot - cfa, readable, ra_signed=signed)
 
     def _saved_offsets(self, frame):
-        """{regno: offset from the CFA} where the callee saved registers, from its CFI
-        or from code analysis; None when neither knows."""
+        """{regno: offset from the CFA} where the callee saved registers (the return address
+        among them when it is saved), from its CFI or from code analysis; None when neither
+        knows."""
         ps = self.process_state
         pc = frame.lookup_pc
         lib, mod = module_at(ps, pc)
@@ -306,7 +381,7 @@ class StepperWanderer(FrameStepper):
             except Exception:    # unreadable CFI disables this source only
                 rule = None
             if rule is not None:
-                return {r: off for r, off in rule.saved_offsets().items() if r != rule.ra_reg}
+                return dict(rule.saved_offsets())
         try:
             height = frame_rule_at(ps, pc, frame.is_top or frame.non_call)
         except Exception:        # the analysis failing leaves the fallback

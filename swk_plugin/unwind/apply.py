@@ -31,8 +31,13 @@ class UnwindResult:
         return f"UnwindResult(cfa=0x{self.cfa:x}, ra={ra}, regs={{{len(self.regs)}}})"
 
 
-def apply_rule(rule, regs, read_mem, arch):
+def apply_rule(rule, regs, read_mem, arch, strip=None):
     """Recover the caller's registers from the callee's ``regs`` by ``rule``.
+
+    A return address the rule says is signed (``rule.ra_signed``) has its
+    pointer-authentication code stripped (``strip(addr)``, default the
+    architecture's own with its default mask) before it is the caller's pc
+    (``UnwindResult.ra``); the RA column's register keeps the value as saved.
 
     ``arch`` gives the pointer size, the sp, fp and pc registers and the
     callee-saved set.  Registers the rule has no rule for keep the callee's
@@ -129,6 +134,8 @@ def apply_rule(rule, regs, read_mem, arch):
         locs[ra_reg] = ("reg", ra_reg)
     ra = out.get(ra_reg)
     ra_undefined = ra is None and (ra_rule is None or ra_rule.kind == UNDEFINED)
+    if ra is not None and rule.ra_signed:
+        ra = strip(ra) if strip is not None else arch.strip_pointer_auth(ra)
     return UnwindResult(cfa, out, locs, ra, ra_undefined)
 
 
@@ -198,7 +205,7 @@ def caller_by_rule(callee, rule, ps):
     plan = compile_rule(rule, arch)
     if plan is not None:
         return _caller_by_plan(callee, rule, plan, ps, arch)
-    res = apply_rule(rule, callee_registers(callee, arch), ps.read_memory, arch)
+    res = apply_rule(rule, callee_registers(callee, arch), ps.read_memory, arch, ps.strip_return_address)
     if res.ra_undefined or res.ra is None:
         return None, res.cfa
     regs = res.regs
@@ -240,6 +247,8 @@ def _caller_by_plan(callee, rule, plan, ps, arch):
     ra = out.get(ra_reg)
     if ra is None:
         return None, cfa
+    if rule.ra_signed:
+        ra = ps.strip_return_address(ra)
     sp_reg = arch.sp
     sp = out[sp_reg] if plan.sets_sp else cfa
     out[sp_reg] = sp

@@ -54,7 +54,10 @@ def _looked_up(ps, addr):
 
 def is_executable(ps, addr):
     """Whether ``addr`` lies in executable memory as far as swk can tell: the
-    back-end's mappings when it knows them, else a module's executable segments."""
+    back-end's mappings when it knows them, else a module's executable segments, else
+    (no mappings, no module: a remote stub such as qemu's) whether a sigreturn
+    trampoline's code is there — the kernel's or an emulator's trampoline page belongs
+    to no module, and a signal handler returns into it."""
     region = ps.region_at(addr)
     if region is not None:
         return region.executable
@@ -64,7 +67,20 @@ def is_executable(ps, addr):
     if mod is not None:
         off = addr - lib.base
         return any(lo <= off < hi for lo, hi in mod.exec_spans())
-    return lib is not None or _looked_up(ps, addr) is not None
+    if lib is not None:
+        return True
+    return _is_trampoline(ps, addr) or _looked_up(ps, addr) is not None
+
+
+def _is_trampoline(ps, addr):
+    layout = ps.arch.signal_frame
+    if layout is None:
+        return False
+    size = max(len(code) for code, *_rest in layout.TRAMPOLINES)
+    try:
+        return layout.is_trampoline_code(ps.read_memory(addr, size))
+    except MemoryReadError:
+        return False
 
 
 def read_code(ps, addr, n):

@@ -16,7 +16,7 @@
 /* CLOBBER("rbx", "r12", ...): make gcc save these callee-saved registers in the function
  * (frames of different shapes).  The names are x86-64's; in a -m32 build the same call
  * clobbers as many of i386's (%ebx, %esi, %edi, then %ebp), so the frames keep
- * different shapes there too. */
+ * different shapes there too; an AArch64 build clobbers x19-x21. */
 #if defined(__i386__)
 #define SWK_I386_SAVED_1 "ebx"
 #define SWK_I386_SAVED_2 "esi", "edi"
@@ -28,6 +28,10 @@
 #define SWK_CAT_(a, b) a##b
 #define SWK_CAT(a, b) SWK_CAT_(a, b)
 #define CLOBBER(...) __asm__ __volatile__("" ::: SWK_CAT(SWK_I386_SAVED_, SWK_NARGS(__VA_ARGS__)), "memory")
+#elif defined(__aarch64__)
+/* AArch64 (tests/test_aarch64.py): callee-saved x19-x21 in every place, so each function
+ * still saves registers and moves sp without a frame record. */
+#define CLOBBER(...) __asm__ __volatile__("" ::: "x19", "x20", "x21", "memory")
 #else
 #define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
 #endif

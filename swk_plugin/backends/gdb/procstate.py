@@ -16,6 +16,7 @@ from ...linux.auxv import read_proc_auxv
 from ...linux.coredump import CoreFile
 from ...linux.libraries import process_libraries
 from ...linux.maps import read_proc_maps
+from ...linux.sysroot import elf_machine_is, resolve_target_path
 from ...procstate import LibraryState, ProcessState
 
 _AUXV_LINE = re.compile(r"^(\d+)\s+\S+.*?\s(0x[0-9a-fA-F]+|\d+)(?:\s+\".*\")?\s*$")
@@ -60,6 +61,10 @@ class GdbProcessState(ProcessState):
         super().__init__(get_architecture(name) if name else host_architecture(), None)
         self.library_state = GdbLibraryState(self)
         self._thread_map = None
+        #: The target's pointer-authentication code mask and whether GDB knows it (GDB then
+        #: strips signed return addresses itself), read once per stop outside any unwinder:
+        #: (mask or None, GDB knows it) once read, else None.
+        self._pac = None
 
     # --- threads ---------------------------------------------------------------------
     def _threads(self):
@@ -75,6 +80,33 @@ class GdbProcessState(ProcessState):
     def invalidate(self):
         super().invalidate()
         self._thread_map = None
+        self._pac = None
+
+    # --- pointer authentication --------------------------------------------------------------
+    def _read_pac(self):
+        """(mask or None, whether GDB has the mask register) from the newest frame; never
+        inside an unwinder (GDB 13 must not be asked for frames there): (None, False) then."""
+        if self._pac is not None:
+            return self._pac
+        name = self.arch.pac_mask_registers.get("gdb")
+        if not name:
+            return None, True                    # nothing to strip: GDB needs no mask
+        if TARGET.in_unwinder:
+            return None, False
+        try:
+            value = int(gdb.newest_frame().read_register(name))
+            self._pac = (self.arch.usable_pac_mask(value), True)
+        except (gdb.error, ValueError, RuntimeError):
+            self._pac = (None, False)            # GDB does not know the mask (qemu 7's stub)
+        return self._pac
+
+    def code_address_mask(self):
+        return self._read_pac()[0]
+
+    def debugger_strips_signed_ra(self):
+        """Whether GDB's own unwinders strip signed return addresses (they do where GDB
+        reads the target's mask register; False while that is unknown)."""
+        return self._read_pac()[1]
 
     def get_thread_ids(self):
         return list(self._threads())
@@ -121,7 +153,7 @@ class GdbProcessState(ProcessState):
 
         def read(newest):
             regs = {}
-            for num, name in enumerate(self.arch.dwarf_names):
+            for num, name in enumerate(self.arch.general or self.arch.dwarf_names):
                 if not name:
                     continue
                 try:
@@ -230,11 +262,24 @@ class GdbLibraryState(LibraryState):
         self.r_debug = 0
         self._auxv = None
 
+    def ready_for_unwinder(self):
+        """Whether the library list can be made inside an unwinder: the auxiliary vector is
+        known (read before, or readable without GDB commands: a local process, a core).  A
+        remote target's (qemu's stub) is read by `info auxv`, at a stop (Session.on_stop)."""
+        if self._auxv is not None and self._auxv[0] == self._auxv_key():
+            return True
+        conn = self.ps.inferior.connection
+        return conn is None or conn.type in ("native", "core")
+
+    def _auxv_key(self):
+        return (self.ps.inferior.pid, TARGET.core_path, self.ps.inferior.progspace.filename
+                if self.ps.inferior.progspace else None)
+
     def auxv(self):
         """The auxiliary vector, read once per process.  A local process's comes from
         /proc/PID/auxv and a core's from the core itself, so an unwinder (where GDB
         commands must not run) can have it; `info auxv` is the fallback elsewhere."""
-        key = (self.ps.inferior.pid, TARGET.core_path)
+        key = self._auxv_key()
         if self._auxv is not None and self._auxv[0] == key:
             return self._auxv[1]
         vec = read_auxv(self.ps.inferior, self.ps.arch.ptr_size)
@@ -266,10 +311,14 @@ class GdbLibraryState(LibraryState):
         """name -> host path for a link-map name: as is when it exists, else the objfile
         GDB loaded for it, else relative to the process's working directory."""
         objpaths = self._objfile_paths()
-        pid = self.ps.get_process_id()
+        conn = self.ps.inferior.connection
+        native = conn is not None and conn.type == "native"
+        pid = self.ps.get_process_id() if native else None    # a remote stub's pid is not ours
+        arch = self.ps.arch
 
         def resolve(name):
-            if name and os.path.isabs(name) and os.path.exists(name):
+            if name and os.path.isabs(name) and os.path.exists(name) and (
+                    not arch.sysroots or elf_machine_is(name, arch)):
                 return name
             base = os.path.basename(name)
             if base in objpaths:
@@ -278,7 +327,7 @@ class GdbLibraryState(LibraryState):
                 cand = os.path.join(f"/proc/{pid}/cwd", name)
                 if os.path.exists(cand):
                     return os.path.realpath(cand)
-            return name
+            return resolve_target_path(name, arch) or name
         return resolve
 
     def _r_debug_symbol(self):

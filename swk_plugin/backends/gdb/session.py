@@ -1,7 +1,7 @@
 """Per-GDB-session state: one Walker per inferior, invalidated by GDB's events."""
 import gdb
 
-from ...errors import NoProcessError
+from ...errors import NoProcessError, SwkError
 from ...walker import DEFAULT_FRAME_CAP, Walker
 from .procstate import TARGET, GdbProcessState, arch_name, selected_thread
 from .values import GdbValuePrinter
@@ -14,6 +14,8 @@ class Session:
         self.debug = False
         #: Called whenever cached knowledge of the target goes stale (the unwinder's caches).
         self.listeners = []
+        #: The unwinder declined a frame because the library list could not be made inside it.
+        self.unready = False
 
     def walker(self, inferior=None, all_threads=False):
         """The Walker for the selected inferior, checked to have a stopped process or a core:
@@ -55,6 +57,21 @@ class Session:
             w.process_state.invalidate()
             w.process_state.library_state.mark_dirty()
 
+    def on_stop(self, *_args):
+        """At a stop, outside any unwinder: what the unwinder may need that only GDB commands
+        give (a remote target's auxv, the pointer-authentication mask).  When the unwinder
+        had to decline frames because it did not have them yet, GDB is made to ask again."""
+        for w in list(self._walkers.values()):
+            ps = w.process_state
+            try:
+                ps.library_state.auxv()
+                ps.code_address_mask()
+            except (gdb.error, RuntimeError, SwkError):
+                continue
+        if self.unready:
+            self.unready = False
+            gdb.invalidate_cached_frames()
+
     def on_objfiles_changed(self, *_args):
         TARGET.refresh()
         for fn in self.listeners:
@@ -77,6 +94,7 @@ def connect_events():
     for reg in (ev.stop, ev.cont, ev.memory_changed, ev.register_changed, ev.inferior_call,
                 ev.new_thread):
         reg.connect(SESSION.on_target_changed)
+    ev.stop.connect(SESSION.on_stop)
     for reg in (ev.new_objfile, ev.free_objfile, ev.clear_objfiles):
         reg.connect(SESSION.on_objfiles_changed)
     for reg in (ev.exited, ev.inferior_deleted, ev.new_inferior):

@@ -6,8 +6,10 @@ twice.  The common case must cost next to nothing: one register read (the pc)
 and a dictionary lookup decide.  A pc that CFI covers is left to GDB (it is
 right there), and so is a sigreturn trampoline (GDB's sigtramp unwinder reads
 the saved context and labels the frame <signal handler called>).  Only code
-without CFI — and CFI frames whose CFA would come from an implausible frame pointer,
-as after a smashed frame pointer — is walked by swk: its steppers (frame
+without CFI — CFI frames whose CFA would come from an implausible frame pointer,
+as after a smashed frame pointer, and CFI frames whose return address is signed
+(pointer authentication) when GDB has no mask to strip it with — is walked by
+swk: its steppers (frame
 pointer, analysis, scan) find the caller, and every register they recover is
 handed to GDB, so outer frames' locals read right.
 
@@ -98,6 +100,10 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         pc = int(pf.read_register(desc[arch.reg_name(arch.pc)]))
         kind = self.decisions.get(pc)
         if kind is None:
+            libs = self.session.walker_for(gdb.selected_inferior()).process_state.library_state
+            if not libs.ready_for_unwinder():
+                self.session.unready = True     # GDB asks again after the stop (Session.on_stop)
+                return None
             kind = self.decisions[pc] = self._classify(pc)
         if kind == DECLINE:
             return None
@@ -120,6 +126,13 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         for regno in arch.callee_saved:
             if regno not in regs:
                 regs[regno] = int(pf.read_register(desc[arch.reg_name(regno)]))
+        if arch.ra != arch.pc:
+            # a return-address register (AArch64's x30): a leaf's caller is there; GDB may not
+            # know it in an outer frame (not saved), which only costs that source
+            try:
+                regs[arch.ra] = int(pf.read_register(desc[arch.reg_name(arch.ra)]))
+            except (gdb.error, ValueError):
+                pass
         frame = Frame(pc, sp, fp, walker=walker, regs=regs)
         level = pf.level()
         frame.is_top = level == 0
@@ -140,7 +153,7 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
                                              self._value(func[0] if func else pc, arch.pc, pf)))
         mask = (1 << (8 * arch.ptr_size)) - 1
         for regno, value in caller.regs.items():
-            if regno in arch.callee_saved or regno in (arch.sp, arch.pc):
+            if regno in arch.callee_saved or regno in (arch.sp, arch.pc, arch.ra):
                 info.add_saved_register(arch.reg_name(regno), self._value(value & mask, regno, pf))
         self.unwound += 1
         return info
@@ -163,6 +176,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if rules[0] is None and rules[1] is None:
             return SWK
         rule = rules[1] or rules[0]
+        if rule.ra_signed and not ps.debugger_strips_signed_ra():
+            return SWK  # a signed return address GDB cannot strip (no mask from the target)
         if rule.cfa is not None and rule.cfa.reg == ps.arch.fp and not rule.signal_frame:
             return CHECK
         return DECLINE

@@ -10,13 +10,17 @@ check on each use is exact and needs no event wiring.
 import lldb
 
 from ...arch import get_architecture
+from ...elf.module import open_module
 from ...errors import MemoryReadError, NoProcessError, RegisterError
 from ...linux.coredump import CoreFile
-from ...linux.libraries import open_library_module
+from ...linux.libraries import link_map_libraries, open_library_module, r_debug_of
+from ...linux.sysroot import resolve_target_path
 from ...linux.vdso import vdso_library
 from ...procstate import Library, LibraryState, MemoryRegion, ProcessState
 
 INVALID_ADDRESS = 0xFFFFFFFFFFFFFFFF
+#: Where frame_registers puts the pointer-authentication code mask (not a DWARF register).
+PAC_MASK_KEY = "code_mask"
 
 
 def _arch_name(target):
@@ -35,6 +39,7 @@ class LldbProcessState(ProcessState):
         self._stop_id = None
         self._threads = None
         self._core = None   # swk's own reader of the core LLDB loaded (False: none)
+        self._pac = None    # the pointer-authentication code mask, once read this stop: (mask,)
 
     # --- staleness ---------------------------------------------------------------------
     def check_stop(self):
@@ -49,6 +54,36 @@ class LldbProcessState(ProcessState):
     def invalidate(self):
         super().invalidate()
         self._threads = None
+        self._pac = None
+
+    # --- pointer authentication ----------------------------------------------------------
+    def code_address_mask(self):
+        """The target's pointer-authentication code mask: LLDB's code address mask (LLDB 18+)
+        when it names PAC bits, else the mask register lldb-server reports, as read with a
+        thread's registers (frame_registers: never an SB call on a frame here, which a frame
+        provider may have handed back to LLDB); None when LLDB knows neither (qemu's stub):
+        the architecture's default then."""
+        self.check_stop()
+        arch = self.arch
+        if not arch.pac_mask_registers:
+            return None
+        if self._pac is None:
+            mask = None
+            get_mask = getattr(self.process, "GetAddressMask", None)
+            code = getattr(lldb, "eAddressMaskTypeCode", None)
+            if get_mask is not None and code is not None:
+                try:
+                    mask = arch.usable_pac_mask(get_mask(code))
+                except Exception:  # an LLDB whose signature differs: the register below
+                    mask = None
+            self._pac = (mask,)
+        if self._pac[0] is not None:
+            return self._pac[0]
+        for regs in self._regs.values():       # registers already read this stop
+            mask = arch.usable_pac_mask(regs.get(PAC_MASK_KEY))
+            if mask is not None:
+                return mask
+        return None
 
     def is_alive(self):
         return self.process.IsValid() and self.process.GetState() not in (
@@ -273,7 +308,26 @@ class LldbLibraryState(LibraryState):
                 libs.insert(0, lib)
             else:
                 libs.append(lib)
+        if libs and getattr(libs[0], "is_aout", False) and not self.ps.is_core():
+            known = {lib.base for lib in libs} | {lib.path for lib in libs}
+            libs += [lib for lib in self._from_link_map(libs[0])
+                     if lib.base not in known and lib.path not in known]
         return libs
+
+    def _from_link_map(self, aout):
+        """The objects on the target's own link map: LLDB on a remote stub it has no platform
+        sysroot for (qemu-user's) lists the executable and what it saw dlopen'd, not the
+        libraries loaded at start-up.  The link map is found through the executable's
+        DT_DEBUG; a library's path is the target's, else found under the architecture's
+        sysroots (linux/sysroot.py)."""
+        try:
+            exe_mod = open_module(aout.path)
+            r_debug = r_debug_of(self.ps, exe_mod, aout.base)
+        except Exception:  # an unreadable executable: LLDB's list as it is
+            return []
+        arch = self.ps.arch
+        return link_map_libraries(self.ps, r_debug, lambda name: resolve_target_path(name, arch) or name,
+                                  skip=(aout.path,))
 
     def _library(self, target, mod, exe_path):
         bias = module_bias(target, mod)
@@ -319,7 +373,7 @@ def frame_registers(frame, arch):
         raise RegisterError("the thread has no frame: is it running?")
     regs = {}
     mask = (1 << (8 * arch.ptr_size)) - 1
-    for num, name in enumerate(arch.dwarf_names):
+    for num, name in enumerate(arch.general or arch.dwarf_names):
         if not name:
             continue
         val = frame.FindRegister(name)
@@ -333,6 +387,14 @@ def frame_registers(frame, arch):
         pc = frame.GetPC()
         if pc != INVALID_ADDRESS:
             regs[arch.pc] = pc
+    name = arch.pac_mask_registers.get("lldb")
+    if name:                                    # the code mask lldb-server reports (PAC targets)
+        val = frame.FindRegister(name)
+        if val.IsValid():
+            err = lldb.SBError()
+            v = val.GetValueAsUnsigned(err, 0)
+            if err.Success():
+                regs[PAC_MASK_KEY] = v
     return regs
 
 
