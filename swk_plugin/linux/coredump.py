@@ -155,14 +155,15 @@ class CoreFile(ElfCore):
             elif ntype == NT_FPREGSET:
                 if self._cur_thread is not None:
                     self._cur_thread.fpregs = self._cur_thread.notes[ntype] = bytes(desc)
-        elif name == b"LINUX" and self._cur_thread is not None:
-            self._cur_thread.notes.setdefault(ntype, bytes(desc))
-            if ntype == NT_X86_XSTATE:
-                self._cur_thread.xstate = bytes(desc)
-        elif name == b"LINUX" and ntype == NT_ARM_PAC_MASK:
-            mask = self.arch.pac_mask_from_note(bytes(desc))     # per thread, the same for all
-            if mask is not None and self.pac_mask is None:
-                self.pac_mask = mask
+        elif name == b"LINUX":
+            if self._cur_thread is not None:
+                self._cur_thread.notes.setdefault(ntype, bytes(desc))
+                if ntype == NT_X86_XSTATE:
+                    self._cur_thread.xstate = bytes(desc)
+            if ntype == NT_ARM_PAC_MASK:
+                mask = self.arch.pac_mask_from_note(bytes(desc))     # per thread, the same for all
+                if mask is not None and self.pac_mask is None:
+                    self.pac_mask = mask
 
     def _note_prstatus(self, desc, where):
         rs = self.arch.regsets

@@ -122,10 +122,14 @@ def _signal_fp_source(ps, trampoline):
             return None
         if not saved:
             try:
-                kind = layout.frame_kind(code_at, trampoline.ra, bool(trampoline.is_top or trampoline.non_call),
-                                         lambda: trampoline.name)
-                saved.append(reader(ps.read_memory, kind.sigcontext_address(trampoline.sp))
-                             if kind is not None else {})
+                if hasattr(layout, "frame_kind"):
+                    kind = layout.frame_kind(code_at, trampoline.ra,
+                                             bool(trampoline.is_top or trampoline.non_call),
+                                             lambda: trampoline.name)
+                    sc = kind.sigcontext_address(trampoline.sp) if kind is not None else None
+                else:
+                    sc = layout.sigcontext_address(trampoline.sp)
+                saved.append(reader(ps.read_memory, sc) if sc is not None else {})
             except (SwkError, ValueError):
                 saved.append({})
         return saved[0].get(regno)

@@ -44,6 +44,9 @@ class AArch64(Architecture):
     scan = lazy_module(__name__ + ".scan")
     regsets = regsets
     capstone_mode = ("CS_ARCH_ARM64", "CS_MODE_ARM")
+    fp_registers = registers.FP_REGISTERS
+    thread_pointer = registers.THREAD_POINTER
+    tls_variant = 1
 
     def reg_size(self, regno):
         return registers.reg_size(regno)

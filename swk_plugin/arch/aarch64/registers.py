@@ -53,3 +53,9 @@ def reg_size(regno):
     if V0 <= regno < V0 + NUM_V:
         return 16
     return 8
+
+
+#: The floating-point and vector registers, by DWARF number: (bytes, debugger names).
+FP_REGISTERS = {V0 + i: (16, (f"v{i}",)) for i in range(NUM_V)}
+#: TPIDR_EL0, the thread pointer (TLS variant 1: the TCB at it, static TLS blocks above).
+THREAD_POINTER = "tpidr"

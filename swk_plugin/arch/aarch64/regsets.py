@@ -25,3 +25,29 @@ def unpack_user_regs(raw):
         value = int.from_bytes(raw[i * SLOT:(i + 1) * SLOT], "little")
         regs[dwarf.index(name) if name in dwarf else name] = value
     return regs
+
+
+# --- the FP/SIMD state and the thread pointer --------------------------------------------
+#: Core-file notes (``CoreThread.notes``): ``struct user_fpsimd_state`` (vregs[32] of 16
+#: bytes, fpsr, fpcr) and TPIDR_EL0.
+NT_FPREGSET = 2
+NT_ARM_TLS = 0x401
+FPSIMD_SIZE = 32 * 16 + 8
+
+
+def unpack_fp_notes(notes):
+    """{DWARF regno: bytes} of v0-v31 from a thread's core-file (or ptrace) notes."""
+    raw = notes.get(NT_FPREGSET)
+    if raw is None or len(raw) < 32 * 16:
+        return {}
+    return {registers.V0 + i: bytes(raw[16 * i:16 * i + 16]) for i in range(registers.NUM_V)}
+
+
+def thread_pointer(regs, notes):
+    """TPIDR_EL0 from a core's (or ptrace's) NT_ARM_TLS, or None."""
+    raw = notes.get(NT_ARM_TLS)
+    return int.from_bytes(raw[:8], "little") if raw and len(raw) >= 8 else None
+
+
+#: The register sets ptrace is asked for besides NT_PRSTATUS: the FP/SIMD state, TPIDR_EL0.
+PTRACE_NOTES = ((NT_FPREGSET, FPSIMD_SIZE), (NT_ARM_TLS, 16))

@@ -177,3 +177,13 @@ def rule_at(read, tramp_sp):
     """The rule for the signal frame whose trampoline frame has stack pointer ``tramp_sp``
     (its size from the ``__reserved`` records)."""
     return rule(frame_size(read, tramp_sp))
+
+
+def fp_registers(read_mem, sc):
+    """{DWARF regno: bytes} of v0-v31 of the code the signal interrupted, from the fpsimd
+    record among the sigcontext's ``__reserved`` records at ``sc``; {} without one."""
+    for magic, addr, size in reserved_records(read_mem, sc):
+        if magic == FPSIMD_MAGIC and size >= FPSIMD_SIZE:
+            raw = read_mem(addr + FPSIMD_VREGS, 16 * registers.NUM_V)
+            return {registers.V0 + i: bytes(raw[16 * i:16 * i + 16]) for i in range(registers.NUM_V)}
+    return {}
