@@ -223,3 +223,33 @@ def test_the_base_layer_imports_only_the_base_layer(rel):
     tree = ast.parse((PKG / rel).read_text())
     targets = {resolve(rel, n) for n in imports(tree)} - {None}
     assert targets <= set(LAYERS[0][1]), targets
+
+
+@pytest.mark.parametrize("kit", ["calls", "scan", "prologue", "signal", "analysis"])
+def test_architectures_offer_one_interface(kit):
+    """A function every architecture's ``kit`` module offers under one name takes the same
+    parameters in each: the steppers call them alike (a merge once left AArch64's
+    plt_slot without the got_base the wanderer passes)."""
+    import importlib
+    import inspect
+    mods = {}
+    for arch in ("x86_64", "i386", "aarch64"):
+        try:
+            mods[arch] = importlib.import_module(f"swk_plugin.arch.{arch}.{kit}")
+        except ModuleNotFoundError:
+            continue
+    names = set.intersection(*({n for n, v in vars(m).items() if inspect.isfunction(v) and not n.startswith("_")
+                                and v.__module__ == m.__name__} for m in mods.values()))
+    bad = []
+    for name in sorted(names):
+        sigs = {arch: [p.name for p in inspect.signature(getattr(m, name)).parameters.values()]
+                for arch, m in mods.items()}
+        # a parameter two architectures take is part of the interface: every one takes it, in
+        # the same place (one architecture's own extra, such as x86-64's ``bits`` for the
+        # i386 module that reuses it, is its business)
+        shared = [p for p in dict.fromkeys(p for s in sigs.values() for p in s)
+                  if sum(p in s for s in sigs.values()) > 1]
+        for arch, s in sigs.items():
+            if [p for p in s if p in shared] != shared:
+                bad.append(f"{kit}.{name}: {arch} takes {s}, the interface is {shared}")
+    assert not bad, "\n".join(bad)

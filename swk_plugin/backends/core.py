@@ -76,7 +76,7 @@ class CoreLibraryState(LibraryState):
         for l_addr, name in objects[1:]:
             lib = by_base.get(l_addr)
             if lib is not None and name and name.startswith("/"):
-                lib.name = name
+                lib.name = core.host_path(name)   # under the sysroot, as GDB names it
 
     def _library(self, path, inst):
         """A Library for one load instance of a mapped file, or None if it is

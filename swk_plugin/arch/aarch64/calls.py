@@ -113,9 +113,10 @@ def _adrp(insn, addr, reg=None):
     return ((addr & ~0xfff) + (imm << 12)) & _MASK
 
 
-def plt_slot(code, addr):
+def plt_slot(code, addr, got_base=None):
     """The GOT word a PLT stub at ``addr`` loads its target from, or None if ``code`` (bytes
-    at addr) is not one: [bti c] adrp x16, PAGE; ldr x17, [x16, #off]."""
+    at addr) is not one: [bti c] adrp x16, PAGE; ldr x17, [x16, #off].  ``got_base`` (the
+    interface's: i386's PIC stubs index from %ebx) is not needed: adrp is pc-relative."""
     i = 4 if len(code) >= 4 and _word(code) == BTI_C else 0
     if len(code) < i + 8:
         return None
