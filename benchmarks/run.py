@@ -1,26 +1,28 @@
-"""swk's speed against GDB's own bt and eu-stack, measured in one run on this machine.
+"""swk's speed against GDB's own bt and eu-stack, as a user meets it, measured in one run.
 
-    .venv/bin/python benchmarks/run.py [--runs N] [--depths 1000,10000]
+    .venv/bin/python benchmarks/run.py [--runs N] [--stops K] [--depths 1000,10000] [--opts O2,O0]
+                                       [--no-bigcode] [--no-profile]
 
-Builds tests/corpus/recurse.c (-O0 -g) into benchmarks/_build, stops it at the
-bottom of an N-deep recursion in GDB, and prints medians of --runs runs:
-  swk-bt cold (first in a fresh GDB session), warm (again at the same stop: the
-  walk is kept until the target changes, as GDB keeps its frame cache) and
-  re-walked (warm modules, but registers, memory and walks dropped as a stop
-  drops them) over GDB's bt (first, and again: GDB's frame cache kept);
-  GDB's bt with swk's unwinder over without (frame cache flushed each time);
-  `swk bt --core` (a fresh process) over `eu-stack --core` on a gcore of it;
-  microseconds per frame, and the GDB process's peak memory with swk;
-and the first swk-bt of a fresh GDB session through libstdc++, libpython and libc
-frames (benchmarks/bigcode.cpp: a std::thread runs embedded Python that calls back
-into C through ctypes), with and without `set swk prewarm` (ELF symbols read when
-GDB loads an objfile, as GDB reads its own minimal symbols), and what loading swk
-adds to GDB's `run` of that program.
+For each build of benchmarks/deep.c (-O2 -g and -O0 -g: a recursion N deep whose innermost
+function spins, so that `stepi` makes a new stop at the same depth) and each depth, --runs
+times, each tool in its own fresh GDB session (interleaved, so that a busy machine slows
+all of them alike):
+  GDB alone:           `run` to the stop, its first `bt`, then --stops times `stepi` + `bt`;
+  GDB with swk loaded: the same with `swk-bt`;
+  GDB with swk's unwinder (swk loaded, GDB's own `bt`): the same with `bt`;
+and on a gcore of that stop, `swk bt --core` (a fresh process, as a user runs it) against
+`eu-stack -n 0 --core` (all frames), interleaved.  It prints medians (over the sessions for
+first walks, over every stop for the rest), each ratio from this one run, the goals of issue
+18 beside them, and, unless --no-profile, where `swk bt --core`'s time goes (cProfile, per
+frame: start-up, stepping, memory, symbols, lines, argument values, text).
+
+Unless --no-bigcode: the first swk-bt of a fresh session through libstdc++, libpython,
+libffi and libc frames (benchmarks/bigcode.cpp), with and without `set swk prewarm`, and what
+loading swk adds to GDB's `run` of it.
 """
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -32,81 +34,144 @@ BUILD = REPO / "benchmarks" / "_build"
 PY = REPO / ".venv" / "bin" / "python"
 SWK = REPO / ".venv" / "bin" / "swk"   # the command users run (made by scripts/setup.sh)
 
-GDB_SCRIPT = r"""
-import gdb, json, time, resource
-def timed(cmd, flush=False):
-    if flush:
-        gdb.execute("maint flush register-cache")
+#: issue 18's goals: (measure, ratio it must not exceed)
+GOALS = {"first": 0.75, "stop": 0.75, "hook": 1.1, "core": 0.5}
+
+SESSION_SCRIPT = r"""
+import gdb, json, resource, time
+MODE, DEPTH, STOPS = {mode!r}, {depth}, {stops}
+def timed(cmd):
     t = time.perf_counter()
-    gdb.execute(cmd, to_string=True)
-    return time.perf_counter() - t
-r = {}
-r["swk_cold"] = timed("swk-bt")
-r["swk_warm"] = min(timed("swk-bt") for _ in range(3))
-from swk_plugin.backends.gdb.session import SESSION
-def rewalk():
-    SESSION.walker().process_state.invalidate()   # as after a stop: registers, memory, walks forgotten
-    return timed("swk-bt")
-r["swk_rewalk"] = min(rewalk() for _ in range(3))
-gdb.execute("set swk unwinder off")
-r["bt_first"] = timed("bt", flush=True)
-r["bt_warm"] = min(timed("bt") for _ in range(3))
-offs, ons = [], []
-for _ in range(3):
-    gdb.execute("set swk unwinder off"); offs.append(timed("bt", flush=True))
-    gdb.execute("set swk unwinder on"); ons.append(timed("bt", flush=True))
-r["bt_hook_off"] = min(offs)
-r["bt_hook_on"] = min(ons)
-r["frames"] = len(gdb.execute("swk-bt -json", to_string=True).split('"level"')) - 1
+    out = gdb.execute(cmd, to_string=True)
+    return time.perf_counter() - t, out
+r = {{"mode": MODE}}
+gdb.execute("break stop_here", to_string=True)
+r["run"], _ = timed(f"run {{DEPTH}}")
+cmd = "swk-bt" if MODE == "swk" else "bt"
+r["first"], out = timed(cmd)
+r["lines"] = out.count("\n")
+r["text"] = out if DEPTH <= 1000 else ""
+r["stepi"], r["stops"] = [], []
+for _ in range(STOPS):
+    t, _ = timed("stepi")
+    r["stepi"].append(t)
+    t, out = timed(cmd)
+    r["stops"].append(t)
+    if out.count("\n") != r["lines"]:
+        r["error"] = f"{{cmd}} printed {{out.count(chr(10))}} lines at a new stop, {{r['lines']}} at the first"
+if MODE == "hook":
+    from swk_plugin.backends.gdb import unwinder
+    r["unwound"] = unwinder.UNWINDER.unwound if unwinder.UNWINDER else 0
 r["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print("SWKBENCH " + json.dumps(r))
 """
 
+PROFILE_SCRIPT = r"""
+import cProfile, io, json, pstats, sys, time
+argv = json.loads(sys.argv[1])
+prof = cProfile.Profile()
+t = time.perf_counter()
+prof.enable()
+from swk_plugin import cli
+sink = io.StringIO()
+rc = cli.main(argv, out=sink)
+prof.disable()
+total = time.perf_counter() - t
+st = pstats.Stats(prof)
+rows = [(f, line, name, tt, ct) for (f, line, name), (cc, nc, tt, ct, callers) in st.stats.items()]
+print("SWKPROF " + json.dumps({"rc": rc, "total": total, "rows": rows, "frames": sink.getvalue().count("\n#")}))
+"""
 
-def build(depth_hint):
+#: where a function's own time goes, by the file it is in (first match wins)
+CATEGORIES = [
+    ("text", ("swk_plugin/format.py", "swk_plugin/display.py", "swk_plugin/frontend.py", "swk_plugin/locals/format.py",
+              "swk_plugin/dwarf/typeprint.py", "swk_plugin/dwarf/names.py", "swk_plugin/elf/demangle.py")),
+    ("argument values", ("swk_plugin/locals/", "swk_plugin/dwarf/expr.py", "swk_plugin/dwarf/info.py",
+                         "swk_plugin/dwarf/dies.py", "swk_plugin/dwarf/units.py", "swk_plugin/dwarf/encoding.py",
+                         "swk_plugin/dwarf/aranges.py")),
+    ("lines", ("swk_plugin/dwarf/lines.py", "swk_plugin/dwarf/lineprog.py")),
+    ("symbols", ("swk_plugin/symlookup.py", "swk_plugin/elf/symbols.py")),
+    ("memory", ("swk_plugin/procstate.py", "swk_plugin/backends/", "swk_plugin/elf/core.py", "swk_plugin/linux/")),
+    ("stepping", ("swk_plugin/steppers/", "swk_plugin/steppergroup.py", "swk_plugin/stepper.py", "swk_plugin/rule.py",
+                  "swk_plugin/unwind/", "swk_plugin/walker.py", "swk_plugin/frame.py", "swk_plugin/analysis/",
+                  "swk_plugin/dwarf/cfi.py", "swk_plugin/arch/")),
+    ("ELF files", ("swk_plugin/elf/", "elftools/")),
+    ("start-up (imports)", ("<frozen importlib", "site-packages/capstone", "<frozen zipimport")),
+]
+
+
+def category(filename):
+    for name, prefixes in CATEGORIES:
+        if any(p in filename for p in prefixes):
+            return name
+    return "other (Python, caches)"
+
+
+def build(opt):
     BUILD.mkdir(parents=True, exist_ok=True)
-    exe = BUILD / "recurse"
-    src = REPO / "tests" / "corpus" / "recurse.c"
+    exe = BUILD / f"deep-{opt}"
+    src = REPO / "benchmarks" / "deep.c"
     if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
-        subprocess.run(["gcc", "-O0", "-g", "-I", str(src.parent), "-o", str(exe), str(src)], check=True)
+        subprocess.run(["gcc", f"-{opt}", "-g", "-o", str(exe), str(src)], check=True)
     return exe
 
 
-def gdb_cmd(exe, depth, extra):
-    return ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off",
-            "-ex", "set pagination off", "-ex", f"source {REPO}/gdb_init.py",
-            "-ex", "break stop_here", "-ex", f"run {depth}", *extra, str(exe)]
+def gdb_argv(exe, setup, script):
+    return ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-ex", "set pagination off",
+            *setup, "-ex", f"source {script}", str(exe)]
 
 
-def run_gdb_bench(exe, depth, script):
-    out = subprocess.run(gdb_cmd(exe, depth, ["-ex", f"source {script}"]), capture_output=True,
-                         text=True, timeout=1800).stdout
-    line = next(ln for ln in out.splitlines() if ln.startswith("SWKBENCH "))
-    return json.loads(line[len("SWKBENCH "):])
+SWK_SETUP = ["-ex", f"source {REPO}/gdb_init.py"]
+
+
+def session(exe, mode, depth, stops):
+    script = BUILD / f"session-{mode}.py"
+    script.write_text(SESSION_SCRIPT.format(mode=mode, depth=depth, stops=stops))
+    p = subprocess.run(gdb_argv(exe, [] if mode == "gdb" else SWK_SETUP, script),
+                       capture_output=True, text=True, timeout=1800)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("SWKBENCH ")), None)
+    if line is None:
+        raise SystemExit(f"benchmark: the {mode} session printed no result:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    r = json.loads(line[len("SWKBENCH "):])
+    if "error" in r:
+        raise SystemExit(f"benchmark: {mode} session: {r['error']}")
+    return r
 
 
 def make_core(exe, depth):
-    core = BUILD / f"recurse-{depth}.core"
+    core = BUILD / f"{exe.name}-{depth}.core"
     if not core.exists() or core.stat().st_mtime < exe.stat().st_mtime:
-        subprocess.run(gdb_cmd(exe, depth, ["-ex", f"gcore {core}"]), capture_output=True, timeout=600)
+        subprocess.run(["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-ex", "break stop_here",
+                        "-ex", f"run {depth}", "-ex", f"gcore {core}", str(exe)], capture_output=True, timeout=600)
+    if not core.exists():
+        raise SystemExit(f"benchmark: gdb made no core of {exe} at depth {depth}")
     return core
 
 
-COLD_SCRIPT = r"""
-import gdb, json, time
-t = time.perf_counter()
-gdb.execute("run", to_string=True)
-load = time.perf_counter() - t
-if not hasattr(gdb, "swk_loaded") and "swk-bt" not in gdb.execute("help all", to_string=True):
-    print("SWKCOLD " + json.dumps({"load": load}))
-    raise SystemExit
-t = time.perf_counter()
-gdb.execute("swk-bt", to_string=True)
-cold = time.perf_counter() - t
-libs = sorted({f["library"].rsplit("/", 1)[-1] for f in json.loads(gdb.execute("swk-bt -json", to_string=True))["frames"]
-               if f["library"]})
-print("SWKCOLD " + json.dumps({"cold": cold, "libs": libs, "load": load}))
-"""
+def wall(argv):
+    t = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    took = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"benchmark: {' '.join(argv)} exited {p.returncode}: {p.stderr[-500:]}")
+    return took, p
+
+
+def profile(core, exe):
+    """Where a fresh `swk bt --core` spends its time, by category (own time of each function)."""
+    p = subprocess.run([str(PY), "-c", PROFILE_SCRIPT, json.dumps(["bt", "--core", str(core), "--exe", str(exe)])],
+                       capture_output=True, text=True, timeout=1800, env={**os.environ, "PYTHONPATH": str(REPO)})
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("SWKPROF ")), None)
+    if line is None:
+        raise SystemExit(f"benchmark: the profile printed no result: {p.stderr[-2000:]}")
+    r = json.loads(line[len("SWKPROF "):])
+    by_cat, by_func = {}, {}
+    for f, ln, name, tt, _ct in r["rows"]:
+        c = category(f)
+        by_cat[c] = by_cat.get(c, 0.0) + tt
+        key = f"{f.split('site-packages/')[-1].replace(str(REPO) + '/', '')}:{ln}({name})"
+        by_func[key] = by_func.get(key, 0.0) + tt
+    return r, by_cat, by_func
 
 
 def cold_big_code(runs):
@@ -121,9 +186,7 @@ def cold_big_code(runs):
     script = BUILD / "bench_cold.py"
     script.write_text(COLD_SCRIPT)
     res = {"on": [], "off": [], "none": []}
-    setups = {"on": ["-ex", f"source {REPO}/gdb_init.py"],
-              "off": ["-ex", f"source {REPO}/gdb_init.py", "-ex", "set swk prewarm off"],
-              "none": []}
+    setups = {"on": SWK_SETUP, "off": [*SWK_SETUP, "-ex", "set swk prewarm off"], "none": []}
     for _ in range(runs):
         for mode, setup in setups.items():
             out = subprocess.run(["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off",
@@ -134,54 +197,107 @@ def cold_big_code(runs):
     return res
 
 
-def wall(argv):
-    t = time.perf_counter()
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-    return time.perf_counter() - t, p
+COLD_SCRIPT = r"""
+import gdb, json, time
+t = time.perf_counter()
+gdb.execute("run", to_string=True)
+load = time.perf_counter() - t
+if "swk-bt" not in gdb.execute("help all", to_string=True):
+    print("SWKCOLD " + json.dumps({"load": load}))
+    raise SystemExit
+t = time.perf_counter()
+gdb.execute("swk-bt", to_string=True)
+cold = time.perf_counter() - t
+libs = sorted({f["library"].rsplit("/", 1)[-1] for f in json.loads(gdb.execute("swk-bt -json", to_string=True))["frames"]
+               if f["library"]})
+print("SWKCOLD " + json.dumps({"cold": cold, "libs": libs, "load": load}))
+"""
+
+
+def verdict(ratio, goal):
+    return f"(goal <= {goal:.2f}x {'met' if ratio <= goal else 'NOT MET'})"
+
+
+def bench(opt, depth, args, summary):
+    exe = build(opt)
+    med = statistics.median
+    res = {"gdb": [], "swk": [], "hook": []}
+    for _ in range(args.runs):
+        for mode in res:
+            res[mode].append(session(exe, mode, depth, args.stops))
+    g, s, h = res["gdb"], res["swk"], res["hook"]
+    if depth <= 1000 and s[0]["text"] != g[0]["text"]:
+        print(f"  NOTE: swk-bt's text differs from GDB's bt at -{opt}, depth {depth}")
+    first = {m: med(r["first"] for r in rs) for m, rs in res.items()}
+    stop = {m: med(t for r in rs for t in r["stops"]) for m, rs in res.items()}
+    stepi = {m: med(t for r in rs for t in r["stepi"]) for m, rs in res.items()}
+    run = {m: med(r["run"] for r in rs) for m, rs in res.items()}
+    frames = s[0]["lines"]
+    core = make_core(exe, depth)
+    swk_t, eu_t = [], []
+    for _ in range(args.runs):
+        swk_t.append(wall([str(SWK), "bt", "--core", str(core), "--exe", str(exe)])[0])
+        eu_t.append(wall(["eu-stack", "-n", "0", f"--core={core}", "-e", str(exe)])[0])
+    t_swk, t_eu = med(swk_t), med(eu_t)
+    ratios = {"first": first["swk"] / first["gdb"], "stop": stop["swk"] / stop["gdb"],
+              "hook": stop["hook"] / stop["gdb"], "hook_first": first["hook"] / first["gdb"],
+              "core": t_swk / t_eu}
+    print(f"== -{opt} -g, recursion {depth} deep: {frames} frames; {args.runs} fresh sessions of each, "
+          f"{args.stops} new stops in each ==")
+    print(f"  first swk-bt           {first['swk']:.3f} s   GDB's first bt {first['gdb']:.3f} s   "
+          f"{ratios['first']:.2f}x {verdict(ratios['first'], GOALS['first'])}")
+    print(f"  swk-bt at a new stop   {stop['swk']:.3f} s   GDB's bt there {stop['gdb']:.3f} s   "
+          f"{ratios['stop']:.2f}x {verdict(ratios['stop'], GOALS['stop'])}  ({1e6 * stop['swk'] / frames:.1f} us/frame)")
+    print(f"  GDB's bt with swk's unwinder at a new stop {stop['hook']:.3f} s   {ratios['hook']:.2f}x without "
+          f"{verdict(ratios['hook'], GOALS['hook'])}; first bt {first['hook']:.3f} s ({ratios['hook_first']:.2f}x); "
+          f"frames swk unwound: {h[0].get('unwound', 0)}")
+    print(f"  swk bt --core          {t_swk:.3f} s   eu-stack -n 0 --core {t_eu:.3f} s   "
+          f"{ratios['core']:.2f}x {verdict(ratios['core'], GOALS['core'])}")
+    print(f"  stepi: {1e3 * stepi['gdb']:.1f} ms alone, {1e3 * stepi['swk']:.1f} ms with swk loaded; `run` to the stop: "
+          f"{run['gdb']:.3f} s alone, {run['swk']:.3f} s with swk; GDB's peak memory "
+          f"{med(r['maxrss_kb'] for r in g) / 1024:.0f} MiB alone, {med(r['maxrss_kb'] for r in s) / 1024:.0f} MiB "
+          f"after swk-bt")
+    summary.append((opt, depth, ratios))
+    if not args.no_profile and depth == max(args.depth_list):
+        r, by_cat, by_func = profile(core, exe)
+        n = max(r["frames"], 1)
+        print(f"  where `swk bt --core` spends {r['total']:.3f} s under cProfile ({n} frames; own time, "
+              f"us per frame):")
+        for c, t in sorted(by_cat.items(), key=lambda kv: -kv[1]):
+            print(f"    {c:<24} {1e6 * t / n:7.1f}   ({100 * t / r['total']:.0f}%)")
+        print("    the ten slowest functions (own time, us per frame):")
+        for f, t in sorted(by_func.items(), key=lambda kv: -kv[1])[:10]:
+            print(f"      {1e6 * t / n:6.1f}  {f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=3, help="fresh sessions of each tool (default 3)")
+    ap.add_argument("--stops", type=int, default=5, help="new stops (stepi) per session (default 5)")
     ap.add_argument("--depths", default="1000,10000")
+    ap.add_argument("--opts", default="O2,O0")
+    ap.add_argument("--no-bigcode", action="store_true")
+    ap.add_argument("--no-profile", action="store_true")
     args = ap.parse_args()
-    exe = build(0)
-    script = BUILD / "bench_gdb.py"
-    script.write_text(GDB_SCRIPT)
-    med = statistics.median
-    for depth in (int(d) for d in args.depths.split(",")):
-        runs = [run_gdb_bench(exe, depth, script) for _ in range(args.runs)]
-        m = {k: med(r[k] for r in runs) for k in runs[0]}
-        frames = int(m["frames"])
-        core = make_core(exe, depth)
-        swk_core = [wall([str(SWK), "bt", "--core", str(core), "--exe", str(exe)])
-                    for _ in range(args.runs)]
-        eu = [wall(["eu-stack", "-n", str(frames + 16), f"--core={core}", "-e", str(exe)])
-              for _ in range(args.runs)]
-        t_swk_core, t_eu = med(t for t, _ in swk_core), med(t for t, _ in eu)
-        print(f"== recursion depth {depth}: {frames} frames, medians of {args.runs} runs ==")
-        print(f"  GDB bt: first {m['bt_first']:.3f} s, warm {m['bt_warm']:.3f} s")
-        print(f"  swk-bt cold (first in session) {m['swk_cold']:.3f} s  ratio to GDB's first bt "
-              f"{m['swk_cold'] / m['bt_first']:.2f}x")
-        print(f"  swk-bt warm                    {m['swk_warm']:.3f} s  ratio to GDB's warm bt "
-              f"{m['swk_warm'] / m['bt_warm']:.2f}x   ({1e6 * m['swk_warm'] / frames:.1f} us/frame)")
-        print(f"  swk-bt re-walk (warm modules, stop caches dropped) {m['swk_rewalk']:.3f} s  ratio to GDB's "
-              f"warm bt {m['swk_rewalk'] / m['bt_warm']:.2f}x   ({1e6 * m['swk_rewalk'] / frames:.1f} us/frame)")
-        print(f"  GDB bt with swk unwinder       {m['bt_hook_on']:.3f} s  ratio to without "
-              f"{m['bt_hook_on'] / m['bt_hook_off']:.2f}x")
-        print(f"  swk bt --core                  {t_swk_core:.3f} s  ratio to eu-stack --core "
-              f"{t_swk_core / t_eu:.2f}x  (eu-stack {t_eu:.3f} s)")
-        print(f"  GDB peak memory with swk       {m['maxrss_kb'] / 1024:.0f} MiB")
-    cold = cold_big_code(args.runs)
-    on, off, none = cold["on"], cold["off"], cold["none"]
-    print(f"== cold start on big code (fresh GDB session, medians of {args.runs} runs) ==")
-    print(f"  first swk-bt through {', '.join(on[0]['libs'])}: "
-          f"{med(r['cold'] for r in on):.3f} s (goal: under 0.3 s)")
-    print(f"  the same with `set swk prewarm off` (ELF symbols read by the walk, not at load): "
-          f"{med(r['cold'] for r in off):.3f} s")
-    print(f"  GDB's `run` to the stop: {med(r['load'] for r in none):.3f} s without swk, "
-          f"{med(r['load'] for r in on):.3f} s with swk (prewarm on), "
-          f"{med(r['load'] for r in off):.3f} s (prewarm off)")
+    if args.runs < 1 or args.stops < 1:
+        ap.error("--runs and --stops must be at least 1")
+    args.depth_list = [int(d) for d in args.depths.split(",")]
+    summary = []
+    for opt in args.opts.split(","):
+        for depth in args.depth_list:
+            bench(opt, depth, args, summary)
+    met = all(r[k] <= GOALS[k] for _, _, r in summary for k in GOALS)
+    print("== issue 18's goals: " + ("all met" if met else "NOT all met: " + "; ".join(
+        f"-{o} {d}: {k} {r[k]:.2f}x" for o, d, r in summary for k in GOALS if r[k] > GOALS[k])) + " ==")
+    if not args.no_bigcode:
+        med = statistics.median
+        cold = cold_big_code(args.runs)
+        on, off, none = cold["on"], cold["off"], cold["none"]
+        print(f"== cold start on big code (fresh GDB session, medians of {args.runs} runs) ==")
+        print(f"  first swk-bt through {', '.join(on[0]['libs'])}: {med(r['cold'] for r in on):.3f} s")
+        print(f"  the same with `set swk prewarm off`: {med(r['cold'] for r in off):.3f} s")
+        print(f"  GDB's `run` to the stop: {med(r['load'] for r in none):.3f} s without swk, "
+              f"{med(r['load'] for r in on):.3f} s with swk (prewarm on), {med(r['load'] for r in off):.3f} s (off)")
     return 0
 
 

@@ -39,13 +39,20 @@ def shown_frames(walk, visible=None):
     last = level_of(walk, visible - 1) if 0 < visible < len(walk) else (len(levels) - 1 if visible else -1)
     outermost = last if visible < len(walk) else None
     out = []
+    # (source line, scopes) per (pc, kind): what DWARF says of a pc holds until the libraries
+    # change, and deep stacks repeat a few pcs thousands of times
+    shapes = walk[0].walker.process_state.library_cache.memo("frame-shapes") if walk else None
     for i in range(last + 1):
         frame = levels[i]
-        src = None
-        if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
-            src = lookup.source_line(frame)
+        key = (lookup, frame.lookup_pc, frame.kind)
+        shape = shapes.get(key)
+        if shape is None:
+            src = None
+            if lookup is not None and hasattr(lookup, "source_line") and frame.kind != FrameKind.SIGNAL:
+                src = lookup.source_line(frame)
+            shape = shapes.put(key, (src, frame_scopes(frame)))
+        src, scopes = shape
         file, line = src if src else (None, None)
-        scopes = frame_scopes(frame)
         if frame.kind == FrameKind.TAILCALL:
             # GDB makes no inline frames for a tail-call frame: it is named after the
             # innermost function at its pc, inlined or not
@@ -101,20 +108,23 @@ def variables(shown, walk, summary_args=False, args_only=False):
     def tls_base():
         return tls_block(ps, lib, frame.thread)
 
+    regs_seen = []
+
+    def view():
+        if not regs_seen:
+            regs_seen.append(register_view(walk, level))
+        return regs_seen[0]
+
     def render(planned, summary):
         var, plan, tname = planned
-        if plan is not None and cfa is not None:   # a plain integer at CFA+N: read and print it
-            off, size, signed = plan
-            try:
-                data = ps.read_memory((cfa + off) & mask, size)
-                return {"name": var.name, "type": tname,
-                        "value": str(int.from_bytes(data, "little", signed=signed))}
-            except Exception:
-                pass                       # the general path says what went wrong
+        if plan is not None:
+            fast = _fast_int(plan, var, tname, view(), cfa, mask, ps, reg_size, entry)
+            if fast is not None:
+                return fast
         tname = None
         vv = None
         try:
-            vv = read_variable(var, addr=addr, regs=register_view(walk, level), cfa=frame.cfa,
+            vv = read_variable(var, addr=addr, regs=view(), cfa=frame.cfa,
                                read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
                                entry_regs=entry, libraries=libraries, reg_size=reg_size,
                                register_value=ps.arch.register_value, tls_base=tls_base)
@@ -143,6 +153,37 @@ def variables(shown, walk, summary_args=False, args_only=False):
         return out
     return ([render(v, summary_args) for v in args],
             [] if args_only else [render(v, False) for v in locals_])
+
+
+def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):
+    """A plain integer's line entry from its plan (plans.var_plans), as the general path
+    would print it, or None where that path must say more (a register the walk did not
+    recover, unreadable memory, an entry value in bytes)."""
+    if plan[0] == "cfa":
+        if cfa is None:
+            return None
+        _kind, off, size, signed = plan
+        try:
+            data = ps.read_memory((cfa + off) & mask, size)
+        except Exception:
+            return None                       # the general path says what went wrong
+        return {"name": var.name, "type": tname, "value": str(int.from_bytes(data, "little", signed=signed))}
+    _kind, reg, size, signed, entry_reg = plan
+    v = regs.get(reg)
+    if v is None or not isinstance(v, int) or size > reg_size(reg):
+        return None
+    bits = 8 * size
+    v &= (1 << bits) - 1
+    out = {"name": var.name, "type": tname, "value": str(v - (1 << bits) if signed and v >> (bits - 1) else v)}
+    if entry_reg is not None and entry:
+        e = entry.get(entry_reg)
+        if e is not None:
+            if not isinstance(e, int) or size > reg_size(entry_reg):
+                return None
+            e &= (1 << bits) - 1
+            out["entry"] = str(e - (1 << bits) if signed and e >> (bits - 1) else e)
+            out["entry_same"] = e == v
+    return out
 
 
 class PrintRequest:

@@ -159,19 +159,30 @@ def pc_width(walk):
         return 16
 
 
+_HAS_FILE = {"file": True}   # what _pc_shown asks of a frame record, for a line with a source file
+
+
 def _walk_text(walk, shown, levels, verbose, aout_path, full):
     lines = []
     width = pc_width(walk)
     for i in levels:
         sf = shown[i]
-        info = frame_info(sf.frame, i, sf)
         first = i == 0 or shown[i - 1].frame is not sf.frame
         found = variables(sf, walk, summary_args=True, args_only=not full) if sf.scope is not None else None
         args = _args_text(found[0]) if found is not None else "()"
         if full and found is not None:
             found = variables(sf, walk)
-        lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=_pc_shown(sf, info, first),
-                                args=args))
+        if verbose or sf.kind == FrameKind.SIGNAL or not sf.file:
+            info = frame_info(sf.frame, i, sf)
+            lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=_pc_shown(sf, info, first),
+                                    args=args))
+        else:   # the common line, as frame_text makes it from frame_info, without the record
+            head = f"#{i}".ljust(3) + " "
+            name = sf.name or "??"
+            if _pc_shown(sf, _HAS_FILE, first):
+                lines.append(f"{head}0x{sf.frame.ra:0{width}x} in {name} {args} at {sf.file}:{sf.line}")
+            else:
+                lines.append(f"{head}{name} {args} at {sf.file}:{sf.line}")
         if full:
             if found is None or not found[1]:
                 lines.append("No locals." if found is not None or has_symtab(sf.frame)

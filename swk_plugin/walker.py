@@ -147,15 +147,8 @@ class Walker:
         implausible like any other and the next stepper is asked.  Once a caller is
         accepted, what its step found about ``frame`` (its CFA, a signal trampoline)
         is recorded on ``frame``: steppers never change it themselves."""
-        group = self.stepper_group
-        addr = frame.lookup_pc
-        stepper = None
         notes = []
-        while True:
-            stepper = group.find_stepper_for_addr(addr, last_tried=stepper)
-            if stepper is None:
-                why = "; ".join(notes) if notes else "no stepper covers this address"
-                return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})")
+        for stepper in _steppers_for(self.stepper_group, frame.lookup_pc):
             try:
                 out = stepper.get_caller_frame(frame)
             except MemoryReadError as exc:
@@ -195,6 +188,8 @@ class Walker:
                 return StepResult(Gcf.ERROR, reason=f"{stepper.name}: {caller or 'error'}")
             if isinstance(caller, str) and caller:
                 notes.append(f"{stepper.name}: {caller}")
+        why = "; ".join(notes) if notes else "no stepper covers this address"
+        return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})")
 
     @staticmethod
     def note_callee(frame, kind, cfa):
@@ -351,3 +346,19 @@ class Walker:
         if buffer_size is not None and buffer_size < len(vv.data):
             return Glvv.EBUFFERSIZE, None
         return Glvv.SUCCESS, bytes(vv.data)
+
+
+def _steppers_for(group, addr):
+    """The steppers to try at ``addr``, in order: those find_stepper_for_addr hands out one
+    after another (spec: findStepperForAddr with last_tried), or, when the group does not
+    override it, its candidates list straight away (one call per frame, not one per stepper)."""
+    if type(group).find_stepper_for_addr is StepperGroup.find_stepper_for_addr:
+        return group.candidates(addr)
+    return _one_by_one(group, addr)
+
+
+def _one_by_one(group, addr):
+    stepper = group.find_stepper_for_addr(addr)
+    while stepper is not None:
+        yield stepper
+        stepper = group.find_stepper_for_addr(addr, last_tried=stepper)

@@ -6,7 +6,7 @@ DW_TAG_call_site_parameter for R, its DW_AT_call_value computed in the
 caller's frame, when the call site is known to call this very function and
 it cannot reach itself by tail calls (GDB's checks).
 """
-from ..dwarf.encoding import uleb128
+from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import ExprError
 from ..elf.symbols import module_symbols
 from ..errors import SwkError
@@ -187,43 +187,40 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     eng = engine_for(caller_module)
     if eng is None:
         return out
-    fn = eng.function_at(caller_ra - 1)
-    if fn is None:
+    cmod = callee_module if callee_module is not None else caller_module
+    cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
+    plan = _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias)
+    if plan is None:
         return out
-    site = call_sites(fn).get(caller_ra)
-    if site is None:
-        return out
-    scopes = eng.scopes_at(caller_ra - 1)
-    scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)
-
-    pv = _CallSiteScope(scope)
-    ctx = FrameCtx(pv, caller_ra - 1, regs, cfa, read_mem, bias, ptr_size, caller_entry_regs, reg_size)
-    if callee_entry is not None:
-        cmod = callee_module if callee_module is not None else caller_module
-        cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
-        if not _target_matches(call_target(eng, site), ctx, caller_module, bias, cmod,
-                               callee_entry, cbias):
+    scope, dyn_target, params = plan
+    ctx = None
+    if dyn_target is not None:      # an indirect call: its target is computed in the caller's frame
+        ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
+                       caller_entry_regs, reg_size)
+        if not _target_matches(dyn_target, ctx, caller_module, bias, cmod, callee_entry, cbias):
             return out
-        ceng = engine_for(cmod)
-        if ceng is not None and _can_tail_call_itself(ceng, callee_entry):
-            return out
-    for p in site.children:
-        if p.tag not in (TAG_call_site_parameter, TAG_GNU_call_site_parameter):
-            continue
-        loc = p.attrs.get(AT_location)
-        val = p.attrs.get(AT_call_value) or p.attrs.get(AT_GNU_call_site_value)
-        if loc is None or val is None or not isinstance(loc[1], (bytes, bytearray)):
-            continue
-        lb = loc[1]
-        if len(lb) == 1 and 0x50 <= lb[0] <= 0x6f:
-            r = lb[0] - 0x50
-        elif lb[:1] == b"\x90":
-            r, _p = uleb128(lb, 1)
-        else:
-            continue
+    from_fbreg = getattr(caller_entry_regs, "from_fbreg", ())
+    mask = (1 << (8 * ptr_size)) - 1
+    for r, code, cu, fast, has_fbreg in params:
+        if fast is not None:
+            if fast[0] == "const":
+                out[r] = fast[1]
+            else:                                   # DW_OP_bregN off: as dwarf.expr computes it
+                v = regs.get(fast[1])
+                if v is None or not isinstance(v, int):
+                    fast = None                     # the general path says why (or reads bytes)
+                else:
+                    out[r] = ((v & mask) + fast[2]) & mask
+            if fast is not None:
+                if has_fbreg:
+                    out.from_fbreg.add(r)
+                continue
+        if ctx is None:
+            ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
+                           caller_entry_regs, reg_size)
         ctx.used_entry = set()
         try:
-            res = ctx.evaluate(val[1], p.cu)
+            res = ctx.evaluate(code, cu)
         except (OptimizedOut, MemError, ExprError, SwkError):
             continue
         if res.kind in ("memory", "value"):
@@ -234,10 +231,77 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
             v = regs.get(res.value)
             if v is not None:
                 out[r] = v
-        if r in out and (0x91 in bytes(val[1])
-                         or ctx.used_entry & getattr(caller_entry_regs, "from_fbreg", set())):
+        if r in out and (has_fbreg or ctx.used_entry & from_fbreg):
             out.from_fbreg.add(r)
     return out
+
+
+def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
+    """What DWARF alone says of the call site at ``caller_ra`` for a call into ``callee_entry``
+    (None: it gives no entry values there), kept in the caller module's cache: a deep
+    recursion asks the same question of every frame.  (scope of the call, the target
+    expression when the call is indirect, [(register, DW_AT_call_value, unit, fast form,
+    whether it names DW_OP_fbreg)]); the fast form is ("const", v) or ("breg", N, offset)
+    for the values compilers emit most, None for the general evaluator."""
+    memo = caller_module.cache.memo("call-site-plans")
+    key = (caller_ra, bias, callee_entry, cmod, cbias)
+    hit = memo.get(key, memo)
+    if hit is not memo:
+        return hit
+    plan = None
+    fn = eng.function_at(caller_ra - 1)
+    site = call_sites(fn).get(caller_ra) if fn is not None else None
+    if site is not None:
+        scopes = eng.scopes_at(caller_ra - 1)
+        scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)
+        dyn_target = None
+        ok = True
+        if callee_entry is not None:
+            tgt = call_target(eng, site)
+            if tgt is not None and tgt[0] == "expr":
+                dyn_target = tgt
+            else:
+                ok = _target_matches(tgt, None, caller_module, bias, cmod, callee_entry, cbias)
+            ceng = engine_for(cmod)
+            if ok and ceng is not None and _can_tail_call_itself(ceng, callee_entry):
+                ok = False
+        if ok:
+            params = []
+            for p in site.children:
+                if p.tag not in (TAG_call_site_parameter, TAG_GNU_call_site_parameter):
+                    continue
+                loc = p.attrs.get(AT_location)
+                val = p.attrs.get(AT_call_value) or p.attrs.get(AT_GNU_call_site_value)
+                if loc is None or val is None or not isinstance(loc[1], (bytes, bytearray)):
+                    continue
+                lb = loc[1]
+                if len(lb) == 1 and 0x50 <= lb[0] <= 0x6f:
+                    r = lb[0] - 0x50
+                elif lb[:1] == b"\x90":
+                    r, _p = uleb128(lb, 1)
+                else:
+                    continue
+                code = bytes(val[1])
+                params.append((r, code, p.cu, _fast_value(code), 0x91 in code))
+            plan = (scope, dyn_target, params)
+    return memo.put(key, plan)
+
+
+def _fast_value(code):
+    """("const", v) for DW_OP_litN / DW_OP_constNu, ("breg", N, off) for DW_OP_bregN off,
+    else None."""
+    if len(code) == 1 and 0x30 <= code[0] <= 0x4f:
+        return ("const", code[0] - 0x30)
+    if code and 0x70 <= code[0] <= 0x8f:
+        try:
+            off, end = sleb128(code, 1)
+        except Exception:
+            return None
+        if end == len(code):
+            return ("breg", code[0] - 0x70, off)
+    if len(code) == 2 and code[0] == 0x08:      # DW_OP_const1u
+        return ("const", code[1])
+    return None
 
 
 def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):

@@ -290,6 +290,7 @@ def entry_regs(walk, level, outermost=None):
     ps = walk[0].walker.process_state
     for i in todo:                  # the caller's views, innermost first: each from the last
         register_view(walk, i + 1)
+    entries = ps.library_cache.memo("callee-entries")
     for i in reversed(todo):
         callee, caller = levels[i], levels[i + 1]
         regs = {}
@@ -298,11 +299,15 @@ def entry_regs(walk, level, outermost=None):
                 and lib.module is not None and callee.kind != FrameKind.SIGNAL
                 and not caller.non_call):
             try:
-                fn = function_at(lib.module, callee.lookup_pc - lib.base)
+                pc = callee.lookup_pc
+                entry = entries.get(pc, entries)
+                if entry is entries:   # the callee function's entry: one DWARF lookup per pc
+                    fn = function_at(lib.module, pc - lib.base)
+                    entry = entries.put(pc, fn.entry_pc if fn is not None else None)
                 regs = call_site_entry_regs(
                     clib.module, caller.ra - clib.base, regs=register_view(walk, i + 1), cfa=caller.cfa,
                     read_mem=ps.read_memory, bias=clib.base,
-                    callee_entry=(fn.entry_pc if fn is not None else None), callee_module=lib.module,
+                    callee_entry=entry, callee_module=lib.module,
                     callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,
                     reg_size=ps.arch.reg_size)
             except Exception:

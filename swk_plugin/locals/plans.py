@@ -5,7 +5,8 @@ from ..dwarf.encoding import sleb128
 from . import dies
 from .dwarfconst import AT_const_value, AT_location
 from .format import _textual
-from .locations import cfa_frame_base, is_loclist
+from .entry import entry_register, single_register
+from .locations import cfa_frame_base, find_location_expr, is_loclist
 from .scopes import frame_variables
 from .types import strip_typedefs, type_name
 
@@ -40,9 +41,35 @@ def int_on_cfa_plan(var):
     return memo.put(key, plan)
 
 
+def int_in_register_plan(var, addr):
+    """(DWARF register, size, signed) when ``var`` is a plain integer (as int_on_cfa_plan)
+    whose location at unbiased ``addr`` is that one register (DW_OP_regN, DW_OP_regx), as
+    at -O2 for most scalars; else None.  Its text is str(int) of the register's low bytes."""
+    try:
+        fn = var.scope.function
+        d = fn.engine.d
+        t = strip_typedefs(var.type) if var.type is not None else None
+        if not (var.loc_class == "computed" and t is not None and t.kind == "int" and t.size in (1, 2, 4, 8)
+                and not _textual(var.type) and dies.chain_attr(d, var.node, AT_const_value) is None):
+            return None
+        locr = dies.chain_attr(d, var.node, AT_location)
+        if locr is None:
+            return None
+        lnode, (form, value) = locr
+        expr = find_location_expr(d, lnode.cu, form, value, addr, fn.entry_pc) if is_loclist(form, value) \
+            else value
+        reg = single_register(expr)
+        return (reg, t.size, not t.unsigned) if reg is not None else None
+    except Exception:
+        return None
+
+
 def var_plans(module, scope, addr):
-    """([(Variable, int-at-CFA plan or None, type name)], same for locals) of a scope at an
-    unbiased address, worked out once: they depend only on the module's DWARF."""
+    """([(Variable, plan or None, type name)], same for locals) of a scope at an unbiased
+    address, worked out once: they depend only on the module's DWARF.  A plan is ("cfa",
+    offset, size, signed) (int_on_cfa_plan) or ("reg", register, size, signed)
+    (int_in_register_plan); a parameter's also says the register it had on entry
+    (entry_register: its entry value's), or None."""
     memo = module.cache.memo("var-plans")
     key = (scope, addr)
     hit = memo.get(key)
@@ -51,6 +78,12 @@ def var_plans(module, scope, addr):
 
         def plan(var):
             p = int_on_cfa_plan(var)
+            if p is not None:
+                p = ("cfa", *p)
+            else:
+                p = int_in_register_plan(var, addr)
+                if p is not None:
+                    p = ("reg", *p, entry_register(var) if var.is_param else None)
             return var, p, (type_name(var.type) if p is not None else None)
         hit = memo.put(key, ([plan(v) for v in args], [plan(v) for v in locals_]))
     return hit
