@@ -199,7 +199,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                        caller_entry_regs, reg_size)
         if not _target_matches(dyn_target, ctx, caller_module, bias, cmod, callee_entry, cbias):
             return out
-    from_fbreg = getattr(caller_entry_regs, "from_fbreg", ())
+    from_fbreg = getattr(caller_entry_regs, "from_fbreg", None) or set()
     mask = (1 << (8 * ptr_size)) - 1
     for r, code, cu, fast, has_fbreg in params:
         if fast is not None:
