@@ -89,7 +89,7 @@ def swk_long_session(n, path):
         "pages": len(ps._pages),
         "symbol_memo": len(ps.library_state.cache.memo("names")),
         "unwinder_decisions": len(_unw.UNWINDER.decisions),
-        "unwinder_declined": len(_unw.UNWINDER.declined),
+        "unwinder_checked": len(_unw.UNWINDER.cfas),
         "unwinder_reported": len(_unw.UNWINDER.reported),
         "unwound": _unw.UNWINDER.unwound,
         "libraries": len(ps.library_state.get_libraries()),

@@ -45,7 +45,6 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         super().__init__("swk")
         self.session = session
         self.decisions = {}     # pc -> DECLINE / SWK / CHECK, until libraries change
-        self.declined = set()   # (thread, level, pc) of CHECK frames left to GDB, until the target changes
         self.types = None       # GDB types of the pc, the sp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
         self.arch = None        # the Architecture of the inferior the descriptors are for
@@ -53,20 +52,41 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         self.by_arch = {}
         self.reported = set()   # problems already shown once
         self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
+        #: (gdb.Architecture, descriptors of the pc, the sp and the frame pointer, address
+        #: mask) of the last frame swk looked at: most frames are left to GDB by one register
+        #: read and one lookup (the pc's decision), before anything else
+        self.fast = (None, None, None, None, 0)
+        self.cfa_offsets = {}   # pc of a CHECK decision -> the CFA's offset from the frame pointer
+        #: (thread, level) -> CFA of a CHECK frame left to GDB, until the target changes: the
+        #: next frame's sp without a register read (a caller's sp is its callee's CFA)
+        self.cfas = {}
         session.listeners.append(self.forget)
 
     def forget(self):
         """Libraries or memory changed: decisions may be stale."""
         self.decisions.clear()
-        self.declined.clear()
+        self.cfa_offsets.clear()
+        self.cfas.clear()
 
     # --- GDB's entry point -------------------------------------------------------------
     def __call__(self, pending_frame):
         if TARGET.in_unwinder:
             return None
+        gdb_arch, pc_desc, sp_desc, fp_desc, mask = self.fast
+        pc = None
+        if gdb_arch is pending_frame.architecture():
+            try:
+                pc = int(pending_frame.read_register(pc_desc))
+                kind = self.decisions.get(pc)
+                if kind is DECLINE:
+                    return None     # the common case: a pc GDB's own unwinders are right at
+                if kind is CHECK and self._plausible_fp(pending_frame, pc, sp_desc, fp_desc, mask):
+                    return None
+            except (gdb.error, ValueError):
+                return None
         TARGET.in_unwinder = True
         try:
-            return self._unwind(pending_frame)
+            return self._unwind(pending_frame, pc)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # an unwinder must never break GDB (nor end it: SystemExit)
@@ -91,13 +111,18 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
                 ({r.name: r for r in gdb_arch.registers("general")}, arch, {}) if arch is not None else False)
         return known or None
 
-    def _unwind(self, pf):
+    def _unwind(self, pf, pc=None):
+        """``pc``: the frame's pc, when the fast path read it for this architecture."""
         known = self._for_architecture(pf)
         if known is None:
             return None
         desc, arch, self.types = known
         self.descriptors, self.arch = desc, arch
-        pc = int(pf.read_register(desc[arch.reg_name(arch.pc)]))
+        if pc is None:
+            pc_desc = desc[arch.reg_name(arch.pc)]
+            self.fast = (pf.architecture(), pc_desc, desc[arch.reg_name(arch.sp)],
+                         desc[arch.reg_name(arch.fp)], arch.address_mask)
+            pc = int(pf.read_register(pc_desc))
         kind = self.decisions.get(pc)
         if kind is None:
             libs = self.session.walker_for(gdb.selected_inferior()).process_state.library_state
@@ -107,18 +132,10 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             kind = self.decisions[pc] = self._classify(pc)
         if kind == DECLINE:
             return None
-        if kind == CHECK:
-            # GDB asks about most frames twice: a verdict for this thread's frame at this
-            # level and pc stands until the target changes (forget() clears it).
-            th = selected_thread()
-            key = (th.global_num if th is not None else None, pf.level(), pc)
-            if key in self.declined:
-                return None
+        if kind == CHECK and self._plausible_fp(pf, pc, *self.fast[2:]):
+            return None
         sp = int(pf.read_register(desc[arch.reg_name(arch.sp)]))
         fp = int(pf.read_register(desc[arch.reg_name(arch.fp)]))
-        if kind == CHECK and sp <= fp < sp + MAX_FRAME:
-            self.declined.add(key)
-            return None  # the CFA GDB will compute from the frame pointer is plausible: its CFI is right
         walker = self.session.walker_for(gdb.selected_inferior())
         if walker.process_state.arch != arch:
             return None     # the frame's architecture is not the inferior's: not swk's to unwind
@@ -179,8 +196,27 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if rule.ra_signed and not ps.debugger_strips_signed_ra():
             return SWK  # a signed return address GDB cannot strip (no mask from the target)
         if rule.cfa is not None and rule.cfa.reg == ps.arch.fp and not rule.signal_frame:
+            self.cfa_offsets[pc] = rule.cfa.offset
             return CHECK
         return DECLINE
+
+    def _plausible_fp(self, pf, pc, sp_desc, fp_desc, mask):
+        """Whether the frame pointer a CHECK frame's CFI computes its CFA from is a frame
+        in this stack (its CFI is then right: GDB's to unwind).  The frame's sp is its
+        callee's CFA when swk saw the callee (a frame-pointer chain reads one register
+        per frame); a verdict stands for this thread's level until the target changes."""
+        key = (selected_thread(), pf.level())
+        if key in self.cfas:
+            return True
+        sp = self.cfas.get((key[0], key[1] - 1))
+        if sp is None:
+            sp = int(pf.read_register(sp_desc))
+        fp = int(pf.read_register(fp_desc))
+        if not sp <= fp < sp + MAX_FRAME:
+            return False
+        # (not the top frame's: stopped in an epilogue, its CFA may not be fp-based)
+        self.cfas[key] = (fp + self.cfa_offsets.get(pc, 0)) & mask if key[1] else None
+        return True
 
     @staticmethod
     def _gdb_knows_trampoline(walker, layout, pc, lib, mod):
@@ -241,4 +277,5 @@ def install(session):
 def set_enabled(on):
     if UNWINDER is not None:
         UNWINDER.enabled = bool(on)
+        UNWINDER.cfas.clear()     # GDB's frames are made again, perhaps otherwise
         gdb.invalidate_cached_frames()
