@@ -20,6 +20,8 @@ Nothing else may keep target-derived state across calls.  A value is built by
 the caller's function the first time it is asked for; tables (per-address
 memos) start over when they grow past their limit, so no cache is unbounded.
 """
+import contextlib
+import gc
 import threading
 
 _MISSING = object()
@@ -97,3 +99,22 @@ class ModuleCache(Cache):
 
     def __init__(self):
         super().__init__("file")
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector held off while a walk or its text is built.
+
+    A deep walk makes tens of thousands of small containers (frames, their registers)
+    that reference counting alone frees; the collector, run every few hundred of them,
+    would go through all of the debugger's Python objects again and again (a third of
+    a 10,000-frame walk).  It runs again, as it was, afterwards."""
+    was = gc.isenabled()
+    if was:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+

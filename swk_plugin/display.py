@@ -9,7 +9,7 @@ from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
 from .linux.tls import tls_block
-from .locals.frames import LazyEntryRegs, call_levels, frame_scopes, level_of, register_view
+from .locals.frames import LazyEntryRegs, LevelRegisters, call_levels, frame_scopes, level_of, register_view
 
 INLINE = "inline"
 
@@ -115,10 +115,17 @@ def variables(shown, walk, summary_args=False, args_only=False):
             regs_seen.append(register_view(walk, level))
         return regs_seen[0]
 
+    own = []
+
+    def own_view():     # the frame's registers, the view made only if one is not its own
+        if not own:
+            own.append(regs_seen[0] if regs_seen else LevelRegisters(walk, level))
+        return own[0]
+
     def render(planned, summary):
         var, plan, tname = planned
         if plan is not None:
-            fast = _fast_int(plan, var, tname, view(), cfa, mask, ps, reg_size, entry)
+            fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry)
             if fast is not None:
                 return fast
         tname = None

@@ -10,6 +10,7 @@ list of lines (one gdb.write per thread, not one per frame).
 import json
 from typing import NamedTuple
 
+from .cache import collector_paused
 from .errors import ThreadStateError
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 
@@ -67,7 +68,8 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
         if opts.compare:
             lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
         else:
-            out = render(walk, opts, num, os_tid, aout_path, past_main)
+            with collector_paused():
+                out = render(walk, opts, num, os_tid, aout_path, past_main)
             if info and opts.json:
                 out = [json.dumps({**json.loads(line), **info}) for line in out]
             lines += out

@@ -42,6 +42,13 @@ class FrameStepper:
         ``callee_cfa``/``callee_kind``, or on a Note)."""
         raise NotImplementedError
 
+    def declines_at(self, pc, exact):
+        """Why this stepper declines every frame at ``pc`` whatever its registers (``exact``:
+        the frame is looked up at pc itself, not pc-1), or None when it may answer there.
+        The walker asks once per (pc, exact) and stop and then passes such steppers by:
+        a deep stack meets the same pcs thousands of times.  By default: None."""
+        return None
+
     # --- spec names ------------------------------------------------------------------
     def get_priority(self):
         return self.priority

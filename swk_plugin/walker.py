@@ -6,6 +6,7 @@ when a result is implausible — Dyninst aborts the walk there instead.  Every
 walk ends with a stated reason and within a frame cap.
 """
 from . import __version__
+from .cache import collector_paused
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
 from .linux.tls import tls_block
@@ -147,8 +148,12 @@ class Walker:
         implausible like any other and the next stepper is asked.  Once a caller is
         accepted, what its step found about ``frame`` (its CFA, a signal trampoline)
         is recorded on ``frame``: steppers never change it themselves."""
-        notes = []
-        for stepper in _steppers_for(self.stepper_group, frame.lookup_pc):
+        steppers = _steppers_for(self.stepper_group, frame.lookup_pc)
+        if type(steppers) is list:
+            steppers, notes = self._past_decliners(steppers, frame)
+        else:
+            notes = []
+        for stepper in steppers:
             try:
                 out = stepper.get_caller_frame(frame)
             except MemoryReadError as exc:
@@ -190,6 +195,30 @@ class Walker:
                 notes.append(f"{stepper.name}: {caller}")
         why = "; ".join(notes) if notes else "no stepper covers this address"
         return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})")
+
+    def _past_decliners(self, steppers, frame):
+        """(the steppers from the first that may answer at the frame's pc, the others'
+        reasons): those that decline every frame at a pc (declines_at) are asked once
+        per pc and stop, not once per frame."""
+        exact = bool(frame.is_top or frame.non_call)
+        memo = self.process_state.cache.memo("decliners")
+        key = (frame.ra, exact)
+        known = memo.get(key)
+        if known is None or known[0] is not steppers:
+            notes = []
+            i = 0
+            for i, stepper in enumerate(steppers):
+                try:
+                    why = stepper.declines_at(frame.ra, exact)
+                except Exception:     # a stepper that cannot say is asked for each frame
+                    why = None
+                if not why:
+                    break
+                notes.append(f"{stepper.name}: {why}")
+            else:
+                i = len(steppers)
+            known = memo.put(key, (steppers, steppers[i:], tuple(notes)))
+        return known[1], list(known[2])
 
     @staticmethod
     def note_callee(frame, kind, cfa):
@@ -249,7 +278,8 @@ class Walker:
         if walk is not None:
             return walk
         frame = self.get_initial_frame(thread)
-        return walks.put(key, self.walk_stack_from_frame(frame, max_frames=max_frames))
+        with collector_paused():
+            return walks.put(key, self.walk_stack_from_frame(frame, max_frames=max_frames))
 
     def walk_stack_from_frame(self, frame, max_frames=None):
         """Walk from ``frame`` to the bottom of the stack (spec: walkStackFromFrame)."""

@@ -180,6 +180,30 @@ def register_view(walk, level):
 CHECKPOINT = 64
 
 
+class LevelRegisters:
+    """register_view(walk, level) as far as ``get`` goes, without making the view for a
+    register the frame recovered itself (a callee-saved register its callee's CFI
+    restored: what -O2 code keeps its variables in); the view is made for any other.
+    The frame's own value is the view's (the view is the inner frames' overlaid by it)."""
+    __slots__ = ("walk", "level", "own", "view")
+
+    def __init__(self, walk, level):
+        self.walk, self.level = walk, level
+        self.own = call_levels(walk)[level].regs
+        self.view = None
+
+    def get(self, regno, default=None):
+        v = self.own.get(regno)
+        if v is not None:
+            return v
+        if self.view is None:
+            self.view = register_view(self.walk, self.level)
+        return self.view.get(regno, default)
+
+    def __bool__(self):
+        return True
+
+
 def level_of(walk, index):
     """The level (index into call_levels) of the walk's physical frame ``index``."""
     call_levels(walk)
@@ -288,8 +312,6 @@ def entry_regs(walk, level, outermost=None):
     if j not in memo:
         memo[j] = {}
     ps = walk[0].walker.process_state
-    for i in todo:                  # the caller's views, innermost first: each from the last
-        register_view(walk, i + 1)
     entries = ps.library_cache.memo("callee-entries")
     for i in reversed(todo):
         callee, caller = levels[i], levels[i + 1]
@@ -305,7 +327,7 @@ def entry_regs(walk, level, outermost=None):
                     fn = function_at(lib.module, pc - lib.base)
                     entry = entries.put(pc, fn.entry_pc if fn is not None else None)
                 regs = call_site_entry_regs(
-                    clib.module, caller.ra - clib.base, regs=register_view(walk, i + 1), cfa=caller.cfa,
+                    clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=caller.cfa,
                     read_mem=ps.read_memory, bias=clib.base,
                     callee_entry=entry, callee_module=lib.module,
                     callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,

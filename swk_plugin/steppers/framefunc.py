@@ -73,6 +73,11 @@ class FrameFuncStepper(FrameStepper):
             return pro.body
         return pro.rule_at(frame.ra, True, self._at_return(frame.ra))
 
+    def declines_at(self, pc, exact):
+        if self.process_state.arch.prologue is None or self.prologue_for(pc if exact else pc - 1) is None:
+            return "no standard frame-pointer prologue"
+        return None
+
     def get_caller_frame(self, frame):
         ps = self.process_state
         arch = ps.arch

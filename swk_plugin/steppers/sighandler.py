@@ -38,12 +38,18 @@ class SigHandlerStepper(FrameStepper):
         """How ``frame``'s pc was recognised as a signal trampoline ("code", "cfi",
         "symbol"), or None.  Kept per (pc, exact): for pcs in a module until a library
         comes or goes, for pcs in anonymous memory (which may be rewritten) one stop."""
+        return self.recognise_at(frame.ra, bool(frame.is_top or frame.non_call))
+
+    def declines_at(self, pc, exact):
+        return None if self.recognise_at(pc, exact) else "not a signal trampoline"
+
+    def recognise_at(self, pc, exact):
+        """recognise() for a frame at ``pc`` (``exact``: looked up at pc, not pc-1)."""
         ps = self.process_state
         layout = getattr(ps.arch, "signal_frame", None)
         if layout is None:
             return None
-        pc = frame.ra
-        exact = bool(frame.is_top or frame.non_call)
+        exact = bool(exact)
         lib, mod = module_at(ps, pc)
         cache = ps.library_cache if lib is not None else ps.cache
         memo = cache.memo("sigtramp")
