@@ -291,6 +291,33 @@ def test_cli_core(progs, b, m):
         _fail(errs, "--- gdb bt full ---\n" + "\n".join(gdb_lines) + "\n--- swk bt --core --full ---\n" + p.stdout)
 
 
+@pytest.mark.parametrize("b,m", [("O2", "tail"), ("O2", "sigfp"), ("O2-m32", "amb"), ("Og", "fp")],
+                         ids=["O2-tail", "O2-sigfp", "O2-m32-amb", "Og-fp"])
+def test_frame_registers_without_the_view(progs, b, m):
+    """A frame's registers read through LevelRegisters (its own recovered ones first, the
+    register view only for the others: what entry values and integer plans use, for
+    speed) are the register view's, register for register, at every level of the walk
+    (tail-call frames and the frames a signal interrupted included)."""
+    from swk_plugin.backends.core import CoreProcessState
+    from swk_plugin.locals.frames import LevelRegisters, call_levels, register_view
+    from swk_plugin.walker import Walker
+    build, mode = _case(b, m)
+    exe, _dl = progs.exe(build)
+    ps = CoreProcessState(str(progs.core(build, mode)), exe_path=str(exe))
+    walker = Walker(ps)
+    checked = 0
+    for tid in ps.get_thread_ids():
+        walk = walker.walk_stack(tid)
+        levels = call_levels(walk)
+        regnos = sorted({r for f in levels for r in f.regs} | set(range(17)), key=str)
+        for level in range(len(levels)):
+            lazy, view = LevelRegisters(walk, level), register_view(walk, level)
+            wrong = [(r, lazy.get(r), view.get(r)) for r in regnos if lazy.get(r) != view.get(r)]
+            assert not wrong, f"thread {tid} level {level}: (register, lazy, view) {wrong}"
+            checked += 1
+    assert checked >= 5
+
+
 # --------------------------------------------------------------------------
 # GDB's own bt with swk as its unwinder
 # --------------------------------------------------------------------------

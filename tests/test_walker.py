@@ -398,3 +398,74 @@ def test_a_repeated_frame_makes_the_next_stepper_try():
     walk = w.walk_stack()
     assert [f.ra for f in walk] == [0x1000, 0x2000] and walk.complete
     assert walk[1].stepper.name == "loop" and rescue.calls == 1
+
+
+# --- steppers that decline by pc alone (declines_at) ---------------------------------------------
+
+
+class ByPc(Fixed):
+    """Declines every frame at the pcs in ``mine_not`` (saying so through declines_at)."""
+
+    def __init__(self, name, priority, answer, mine_not):
+        super().__init__(name, priority, answer)
+        self.mine_not, self.asked = set(mine_not), []
+
+    def declines_at(self, pc, exact):
+        self.asked.append((pc, exact))
+        return "not at this pc" if pc in self.mine_not else None
+
+
+def test_a_stepper_declining_a_pc_is_asked_once_per_pc_and_stop():
+    # a recursion: every caller at 0x2000, each 16 bytes up; 0x2000 is never the picky one's
+    picky = ByPc("picky", 0x1000, lambda f: (Gcf.SUCCESS, Frame(0x2000, f.sp + 16, 0)), {0x2000})
+    rest = Fixed("rest", 0x1100, lambda f: (Gcf.SUCCESS, Frame(0x2000 if f.sp < STACK + 0x100 else 0,
+                                                                 f.sp + 16, 0)))
+    w, ps = empty_walker(picky, rest)
+    walk = w.walk_stack()
+    assert walk.complete and [f.ra for f in walk][:3] == [0x1000, 0x2000, 0x2000]
+    # the top frame (0x1000) was the picky stepper's; every 0x2000 frame was passed to the next
+    assert picky.calls == 1 and rest.calls == len(walk) - 1
+    assert sorted(set(picky.asked)) == [(0x1000, True), (0x2000, False)]
+    assert picky.asked.count((0x2000, False)) == 1
+    # at a new stop (the process state's cache dropped) it is asked again
+    ps.invalidate()
+    w.walk_stack()
+    assert picky.asked.count((0x2000, False)) == 2
+
+
+def test_declining_steppers_still_say_why_when_no_stepper_answers():
+    picky = ByPc("picky", 0x1000, (Gcf.SUCCESS, None), {0x1000})
+    never = Fixed("never", 0x1100, (Gcf.NOT_ME, "not mine"))
+    w, _ = empty_walker(picky, never)
+    walk = w.walk_stack()
+    assert picky.calls == 0
+    assert "picky: not at this pc" in walk.stop_reason and "never: not mine" in walk.stop_reason
+
+
+def test_a_stepper_added_later_is_asked_at_a_pc_already_seen():
+    picky = ByPc("picky", 0x1000, (Gcf.SUCCESS, None), {0x1000})
+    w, _ = empty_walker(picky)
+    assert not w.walk_stack().complete
+    w.add_stepper(Fixed("end", 0x1200, (Gcf.STACKBOTTOM, "the end")))
+    assert w.walk_stack(max_frames=3).complete   # a new candidates list: the memo is not reused
+
+
+def test_the_collector_is_held_off_only_while_walking():
+    import gc
+    from swk_plugin.cache import collector_paused
+    seen = []
+    w, _ = empty_walker(Fixed("look", 0x1000, lambda f: (seen.append(gc.isenabled()), (Gcf.STACKBOTTOM, "end"))[1]))
+    assert gc.isenabled()
+    w.walk_stack()
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()          # left as it was found
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):
+        with collector_paused():
+            raise ValueError("inside")
+    assert gc.isenabled()
