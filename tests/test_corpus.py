@@ -19,6 +19,7 @@ known chain.  Bad-input tests are at the end.
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -261,3 +262,26 @@ def test_cli_truncated_core(corpus, tmp_path):
     if p.returncode != 0:
         lines = [ln for ln in p.stdout.splitlines() if ln.strip() and not ln.startswith('{"thread"')]
         assert len(lines) == 1, p.stdout
+
+
+@pytest.mark.swk
+def test_cli_output_complete_through_a_pipe_and_a_reader_leaving_early(corpus):
+    """`swk` ends its process without tearing its objects down (os._exit, __main__.py):
+    what it wrote reaches a pipe whole, its exit code stands, and a reader that stops
+    early (`| head -1`) costs neither a traceback nor an error code."""
+    core, exe = corpus.core("recurse-O0g"), corpus.exe("recurse-O0g")
+    argv = [T.PYTHON, "-m", "swk_plugin", "bt", "--core", str(core), "--exe", str(exe)]
+    whole = subprocess.run(argv, cwd=T.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=180)
+    lines = whole.stdout.splitlines()
+    assert whole.returncode == 0 and not whole.stderr, whole.stderr
+    assert len(lines) > 10000 and lines[-1].startswith("#") and " in _start " in lines[-1] + " ", lines[-3:]
+    early = subprocess.Popen(argv, cwd=T.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = early.stdout.readline()
+    early.stdout.close()
+    err = early.stderr.read()
+    assert early.wait(timeout=180) == 0, err
+    assert first.startswith("Thread ") and "Traceback" not in err, err
+    bad = subprocess.run([*argv[:4], "/nonexistent/core"], cwd=T.REPO, capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and not bad.stdout, bad.stderr
