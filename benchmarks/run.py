@@ -148,9 +148,15 @@ def make_core(exe, depth):
     return core
 
 
-def wall(argv):
+#: The CLI runs this checkout's swk_plugin even when the venv was made by another one
+#: (a git worktree sharing it): PYTHONPATH comes before the venv's .pth.
+SWK_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    [str(REPO), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])])}
+
+
+def wall(argv, env=None):
     t = time.perf_counter()
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=1800, env=env)
     took = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(f"benchmark: {' '.join(argv)} exited {p.returncode}: {p.stderr[-500:]}")
@@ -236,7 +242,7 @@ def bench(opt, depth, args, summary):
     core = make_core(exe, depth)
     swk_t, eu_t = [], []
     for _ in range(args.runs):
-        swk_t.append(wall([str(SWK), "bt", "--core", str(core), "--exe", str(exe)])[0])
+        swk_t.append(wall([str(SWK), "bt", "--core", str(core), "--exe", str(exe)], SWK_ENV)[0])
         eu_t.append(wall(["eu-stack", "-n", "0", f"--core={core}", "-e", str(exe)])[0])
     t_swk, t_eu = med(swk_t), med(eu_t)
     ratios = {"first": first["swk"] / first["gdb"], "stop": stop["swk"] / stop["gdb"],
