@@ -624,3 +624,20 @@ def test_accessors_contract_errors():
     want = ["no access_mem", "no access_reg", "big-endian", "caching 'sometimes'"]
     if len(lines) != 4 or any(w not in ln for w, ln in zip(want, lines)):
         _fail([f"errors: {lines}"], r.stdout + r.stderr)
+
+
+def test_a_thread_on_its_way_out_counts_as_gone():
+    """PTRACE_SEIZE of a thread in its exit fails with EPERM, not ESRCH: such a thread (a
+    zombie, or one whose /proc entry is gone) is left out of the walk, not an error."""
+    from swk_plugin.backends.ptrace import _exiting
+    me = os.getpid()
+    assert not _exiting(me, me)
+    assert _exiting(me, 2 ** 22 + 12345)          # no such thread
+    child = subprocess.Popen(["true"])
+    deadline = time.time() + 10
+    while Path(f"/proc/{child.pid}/status").read_text().find("State:\tZ") < 0 and time.time() < deadline:
+        time.sleep(0.01)
+    try:
+        assert _exiting(child.pid, child.pid)     # a zombie
+    finally:
+        child.wait()

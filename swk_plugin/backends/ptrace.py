@@ -117,8 +117,9 @@ class Tracer:
                 try:
                     ptrace.seize(tid)
                 except ptrace.PtraceError as exc:
-                    if exc.errno == errno.ESRCH and tid != self.pid:
-                        self.gone.add(tid)        # it exited meanwhile
+                    if tid != self.pid and (exc.errno == errno.ESRCH or (
+                            exc.errno == errno.EPERM and _exiting(self.pid, tid))):
+                        self.gone.add(tid)        # it exited meanwhile (an exiting thread: EPERM)
                         continue
                     self.detach()
                     raise NoProcessError(ptrace.why_not_attach(self.pid, exc.errno)) from None
@@ -406,3 +407,11 @@ class PtraceLibraryState(LibraryState):
         if libs:
             libs[0].name = self.ps.get_executable_path() or exe
         return libs
+
+
+def _exiting(pid, tid):
+    """Whether thread ``tid`` is gone or on its way out: the kernel refuses to attach to
+    a thread in its exit (EPERM, not ESRCH) — a process whose threads come and go."""
+    state = ptrace.proc_status(pid, tid).get("State")
+    return state is None or state[:1] in ("Z", "X")
+
