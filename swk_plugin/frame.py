@@ -69,18 +69,18 @@ class FrameKind:
 class Frame:
     """Spec: Frame.  Built by the Walker and by FrameSteppers."""
 
-    __slots__ = ("ra", "sp", "fp", "ra_location", "sp_location", "fp_location", "regs", "reg_locations",
+    __slots__ = ("ra", "sp", "fp", "_ra_loc", "_sp_loc", "_fp_loc", "regs", "_reg_locs", "_loc_src",
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
                  "trust", "callee_cfa", "callee_kind", "_sym", "_lib", "_prev")
 
     def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None, reg_locations=None, copy=True):
         self.ra, self.sp, self.fp = ra, sp, fp
-        self.ra_location = self.sp_location = self.fp_location = UNKNOWN_LOCATION
+        self._ra_loc = self._sp_loc = self._fp_loc = UNKNOWN_LOCATION
         #: Every register value known in this frame, by DWARF number (``copy=False``: the
         #: dict given is the frame's own from now on).
         self.regs = (dict(regs) if copy else regs) if regs else {}
-        #: Where each recovered register was saved (Location), for callers that write back.
-        self.reg_locations = {} if reg_locations is None else reg_locations
+        self._reg_locs = {} if reg_locations is None else reg_locations
+        self._loc_src = None
         self.walker = walker
         self.thread = thread
         self.stepper = None       # the FrameStepper that produced this frame (None for the top)
@@ -97,6 +97,66 @@ class Frame:
         self._sym = None
         self._lib = False
         self._prev = None
+
+    # --- where values were found (spec: getRALocation, ...) ------------------------------------
+    def locations_later(self, make, *args):
+        """Have ``make(*args)`` give (reg_locations, ra, sp, fp locations) when first asked:
+        a walk makes thousands of frames whose locations nobody reads."""
+        self._loc_src = (make, args)
+
+    def _locations(self):
+        make, args = self._loc_src
+        self._loc_src = None
+        self._reg_locs, self._ra_loc, self._sp_loc, self._fp_loc = make(*args)
+
+    @property
+    def reg_locations(self):
+        """Where each recovered register was saved (Location), for callers that write back."""
+        if self._loc_src is not None:
+            self._locations()
+        return self._reg_locs
+
+    @reg_locations.setter
+    def reg_locations(self, locs):
+        if self._loc_src is not None:
+            self._locations()
+        self._reg_locs = locs
+
+    @property
+    def ra_location(self):
+        if self._loc_src is not None:
+            self._locations()
+        return self._ra_loc
+
+    @ra_location.setter
+    def ra_location(self, loc):
+        if self._loc_src is not None:
+            self._locations()
+        self._ra_loc = loc
+
+    @property
+    def sp_location(self):
+        if self._loc_src is not None:
+            self._locations()
+        return self._sp_loc
+
+    @sp_location.setter
+    def sp_location(self, loc):
+        if self._loc_src is not None:
+            self._locations()
+        self._sp_loc = loc
+
+    @property
+    def fp_location(self):
+        if self._loc_src is not None:
+            self._locations()
+        return self._fp_loc
+
+    @fp_location.setter
+    def fp_location(self, loc):
+        if self._loc_src is not None:
+            self._locations()
+        self._fp_loc = loc
 
     # --- spec: newFrame ----------------------------------------------------------------
     @classmethod

@@ -25,12 +25,17 @@ class DebugStepper(FrameStepper):
     def get_caller_frame(self, frame):
         ps = self.process_state
         pc = frame.lookup_pc
-        lib, mod = module_at(ps, pc)
-        if mod is None:
-            return Gcf.NOT_ME, "no module with CFI at this address"
-        rule = cfi_rule_at(mod, pc - lib.base)
+        # (rule, why not) per pc while the library list holds: a deep stack repeats a few pcs
+        libs = ps.library_state
+        if libs is not None:
+            libs.ensure_current()       # a changed list empties its cache first
+        memo = ps.library_cache.memo("cfi-step")
+        hit = memo.get(pc)
+        if hit is None:
+            hit = memo.put(pc, self._rule_for(ps, pc))
+        rule = hit[0]
         if rule is None:
-            return Gcf.NOT_ME, "no CFI covers this address"
+            return Gcf.NOT_ME, hit[1]
         kind = FrameKind.SIGNAL if rule.signal_frame else None
         try:
             caller, cfa = caller_by_rule(frame, rule, ps)
@@ -44,3 +49,11 @@ class DebugStepper(FrameStepper):
             return Gcf.STACKBOTTOM, Note("bottom of the stack (CFI marks the return address undefined)",
                                         kind, cfa)
         return Gcf.SUCCESS, caller
+
+    @staticmethod
+    def _rule_for(ps, pc):
+        lib, mod = module_at(ps, pc)
+        if mod is None:
+            return None, "no module with CFI at this address"
+        rule = cfi_rule_at(mod, pc - lib.base)
+        return (rule, None) if rule is not None else (None, "no CFI covers this address")

@@ -162,7 +162,8 @@ def callee_registers(frame, arch):
 class _Plan:
     """A rule compiled for one architecture: the common shape (CFA = register + offset,
     every rule "saved at CFA + n") applied without the general interpreter."""
-    __slots__ = ("cfa_reg", "cfa_offset", "offsets", "carried", "sets_sp", "ra_reg", "ra_carried", "ra_loc")
+    __slots__ = ("cfa_reg", "cfa_offset", "offsets", "carried", "carried_regs", "sets_sp", "ra_reg", "ra_carried",
+                 "ra_loc")
 
     def __init__(self, rule, arch):
         rules = rule.regs
@@ -172,6 +173,7 @@ class _Plan:
         if arch.fp is not None and arch.fp not in rules and arch.fp not in carried:
             carried.append(arch.fp)
         self.carried = tuple((r, Location.register(r)) for r in sorted(carried))
+        self.carried_regs = tuple(r for r, _loc in self.carried)
         self.sets_sp = arch.sp in rules
         self.ra_reg = rule.ra_reg
         # an RA column that is a real register (AArch64's x30) keeps its value without a rule
@@ -228,22 +230,17 @@ def _caller_by_plan(callee, rule, plan, ps, arch):
     cfa = (base + plan.cfa_offset) & mask
     read_pointer = ps.read_pointer
     out = {}
-    locs = {}
     for r, off in plan.offsets:
-        a = (cfa + off) & mask
-        out[r] = read_pointer(a)
-        locs[r] = Location(ADDRESS, a)
-    for r, loc in plan.carried:
+        out[r] = read_pointer((cfa + off) & mask)
+    for r in plan.carried_regs:
         v = regs.get(r)
         if v is not None:
             out[r] = v
-            locs[r] = loc
     ra_reg = plan.ra_reg
     if plan.ra_carried:
         v = regs.get(ra_reg)
         if v is not None:
             out[ra_reg] = v
-            locs[ra_reg] = plan.ra_loc
     ra = out.get(ra_reg)
     if ra is None:
         return None, cfa
@@ -253,16 +250,26 @@ def _caller_by_plan(callee, rule, plan, ps, arch):
     sp = out[sp_reg] if plan.sets_sp else cfa
     out[sp_reg] = sp
     out[arch.pc] = ra
-    fp_reg = arch.fp
-    caller = Frame(ra, sp, out.get(fp_reg, 0), callee.walker, out, reg_locations=locs, copy=False)
-    caller.ra_location = locs.get(ra_reg, UNKNOWN_LOCATION)
-    caller.fp_location = locs.get(fp_reg, UNKNOWN_LOCATION)
-    caller.sp_location = locs.get(sp_reg, UNKNOWN_LOCATION)
+    caller = Frame(ra, sp, out.get(arch.fp, 0), callee.walker, out, copy=False)
+    caller.locations_later(_plan_locations, plan, cfa, mask, out, arch)
     caller.callee_cfa = cfa
     if rule.signal_frame:
         caller.callee_kind = FrameKind.SIGNAL
         caller.non_call = True
     return caller, cfa
+
+
+def _plan_locations(plan, cfa, mask, regs, arch):
+    """Where _caller_by_plan found each register, made only when a caller asks: saved at
+    CFA + n, or kept in the callee's register (those it carried over)."""
+    locs = {r: Location(ADDRESS, (cfa + off) & mask) for r, off in plan.offsets}
+    for r, loc in plan.carried:
+        if r in regs and r not in locs:
+            locs[r] = loc
+    if plan.ra_carried and plan.ra_reg in regs and plan.ra_reg not in locs:
+        locs[plan.ra_reg] = plan.ra_loc
+    return (locs, locs.get(plan.ra_reg, UNKNOWN_LOCATION), locs.get(arch.sp, UNKNOWN_LOCATION),
+            locs.get(arch.fp, UNKNOWN_LOCATION))
 
 
 def _caller(callee, rule, ra, sp, regs, locs, cfa, arch):
