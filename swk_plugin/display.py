@@ -9,7 +9,8 @@ from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
 from .linux.tls import tls_block
-from .locals.frames import LazyEntryRegs, LevelRegisters, call_levels, frame_scopes, level_of, register_view
+from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_scopes, level_of,
+                            register_view)
 
 INLINE = "inline"
 
@@ -35,7 +36,7 @@ def shown_frames(walk, visible=None):
     if visible in cache:
         return cache[visible]
     lookup = walk[0].walker.symbol_lookup if walk and walk[0].walker is not None else None
-    levels = call_levels(walk)
+    levels = call_levels(walk, visible)
     last = level_of(walk, visible - 1) if 0 < visible < len(walk) else (len(levels) - 1 if visible else -1)
     outermost = last if visible < len(walk) else None
     out = []
@@ -160,6 +161,88 @@ def variables(shown, walk, summary_args=False, args_only=False):
         return out
     return ([render(v, summary_args) for v in args],
             [] if args_only else [render(v, False) for v in locals_])
+
+
+def line_args_text(shown, walk):
+    """A frame line's argument list, "(n=n@entry=5)", as _args_text makes it from
+    variables(shown, walk, summary_args=True, args_only=True), when every argument is a
+    plain integer with a plan (a register or CFA+N: a release build's usual frame line);
+    None otherwise, and variables() then says it.  The plans are compiled once per
+    (scope, pc) into what the line needs and nothing else: a deep stack's text is this,
+    thousands of times."""
+    scope = shown.scope
+    if scope is None:
+        return None
+    frame = shown.frame
+    lib = frame.library
+    if lib is None or lib.module is None:
+        return None
+    ps = frame.walker.process_state
+    memo = lib.module.cache.memo("line-plans")
+    key = (scope, frame.lookup_pc - lib.base, ps.arch.name)
+    plan = memo.get(key, memo)
+    if plan is memo:
+        plan = memo.put(key, _line_plan(lib.module, scope, key[1], ps.arch))
+    if plan is None:
+        return None
+    regs = frame.regs
+    entry = None
+    parts = []
+    for kind, name, where, full, sign, entry_reg in plan:
+        if kind == "cfa":
+            cfa = frame.cfa
+            if cfa is None:
+                return None
+            try:
+                data = ps.read_memory((cfa + where) & ps.arch.address_mask, full)
+            except Exception:
+                return None                   # the general path says what went wrong
+            parts.append(f"{name}={int.from_bytes(data, 'little', signed=sign)}")
+            continue
+        v = regs.get(where)
+        if v is None or type(v) is not int:
+            return None
+        v &= full - 1
+        if sign and v & sign:
+            v -= full
+        if entry_reg is not None:
+            if entry is None:
+                entry = entry_regs(walk, shown.index, shown.outermost)
+            e = entry.get(entry_reg) if entry else None
+            if e is not None:
+                if type(e) is not int:
+                    return None
+                e &= full - 1
+                if sign and e & sign:
+                    e -= full
+                parts.append(f"{name}={name}@entry={v}" if e == v else f"{name}={v}, {name}@entry={e}")
+                continue
+        parts.append(f"{name}={v}")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _line_plan(module, scope, addr, arch):
+    """line_args_text's plan at a scope and unbiased address: per argument ("cfa", name,
+    offset, size, signed, None) or ("reg", name, register, 2**bits, sign bit or 0,
+    entry register or None); None where an argument needs the general path."""
+    try:
+        args = var_plans(module, scope, addr)[0]
+    except Exception:
+        return None
+    out = []
+    for var, plan, _tname in args:
+        if plan is None:
+            return None
+        if plan[0] == "cfa":
+            _kind, off, size, signed = plan
+            out.append(("cfa", var.name, off, size, signed, None))
+            continue
+        _kind, reg, size, signed, entry_reg = plan
+        if size > arch.reg_size(reg) or (entry_reg is not None and size > arch.reg_size(entry_reg)):
+            return None
+        bits = 8 * size
+        out.append(("reg", var.name, reg, 1 << bits, (1 << (bits - 1)) if signed else 0, entry_reg))
+    return tuple(out)
 
 
 def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):

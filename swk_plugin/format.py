@@ -2,7 +2,7 @@
 import json
 import os
 
-from .display import ShownFrame, shown_frames, variables
+from .display import ShownFrame, line_args_text, shown_frames, variables
 from .elf.demangle import strip_params
 from .frame import FrameKind
 from .locals.frames import has_symtab
@@ -168,8 +168,12 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full):
     for i in levels:
         sf = shown[i]
         first = i == 0 or shown[i - 1].frame is not sf.frame
-        found = variables(sf, walk, summary_args=True, args_only=not full) if sf.scope is not None else None
-        args = _args_text(found[0]) if found is not None else "()"
+        found = None
+        args = None if full or sf.scope is None else line_args_text(sf, walk)
+        if args is None:
+            if sf.scope is not None:
+                found = variables(sf, walk, summary_args=True, args_only=not full)
+            args = _args_text(found[0]) if found is not None else "()"
         if full and found is not None:
             found = variables(sf, walk)
         if verbose or sf.kind == FrameKind.SIGNAL or not sf.file:

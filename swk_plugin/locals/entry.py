@@ -236,6 +236,27 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     return out
 
 
+def site_fast_values(caller_module, caller_ra, bias, callee_entry=None, callee_module=None, callee_bias=None):
+    """What call_site_entry_regs computes at this call site, as (register, caller's register
+    or None, offset or constant, whether it names DW_OP_fbreg) per parameter when every
+    value is a constant or a caller's register plus an offset and the call is direct (what
+    compilers emit most); () when the site gives no entry values; None when only the
+    general evaluator can say.  Arguments as call_site_entry_regs's."""
+    eng = engine_for(caller_module)
+    if eng is None:
+        return ()
+    cmod = callee_module if callee_module is not None else caller_module
+    cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
+    plan = _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias)
+    if plan is None:
+        return ()
+    _scope, dyn_target, params = plan
+    if dyn_target is not None or any(fast is None for _r, _c, _cu, fast, _fb in params):
+        return None
+    return tuple((r, None, fast[1], fb) if fast[0] == "const" else (r, fast[1], fast[2], fb)
+                 for r, _code, _cu, fast, fb in params)
+
+
 def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
     """What DWARF alone says of the call site at ``caller_ra`` for a call into ``callee_entry``
     (None: it gives no entry values there), kept in the caller module's cache: a deep

@@ -13,7 +13,7 @@ from ..errors import SwkError
 from ..frame import Frame, FrameKind
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
-from .entry import call_site_entry_regs
+from .entry import EntryRegs, call_site_entry_regs, site_fast_values
 from .scopes import function_at, scopes_at, unit_at
 from .tailcalls import tail_call_chain
 
@@ -40,30 +40,57 @@ def has_symtab(frame):
     return unit_at(lib.module, pc - lib.base)
 
 
-def call_levels(walk):
+def call_levels(walk, upto=None):
     """The walk's frames and, between a callee and its caller, the tail-call frames DWARF's
     call sites show (kind "tailcall"), outermost last: what GDB's bt counts as frames
-    before inline calls.  Made once per walk (``walk.derived``)."""
-    levels = walk.derived.get("levels")
-    if levels is None:
-        levels = []
-        physical = []
-        libraries = memo = None
-        n = len(walk)
-        for i, frame in enumerate(walk):
-            physical.append(len(levels))
-            levels.append(frame)
-            if i + 1 < n:
-                if memo is None:
+    before inline calls.  Made once per walk (``walk.derived``), as far as asked:
+    ``upto``, the physical frames before it (a backtrace that stops at main does not ask
+    the start-up code's DWARF about tail calls); levels once made never move, so a
+    level index stays good as the list grows."""
+    st = walk.derived.get("levels")
+    if st is None:
+        st = walk.derived["levels"] = _Levels(walk)
+    n = len(walk) if upto is None or upto > len(walk) else upto
+    if st.done < n:
+        st.extend(n)
+    return st.levels
+
+
+def level_frame(walk, level):
+    """call_levels(walk)[level], making no more levels than it takes."""
+    st = walk.derived.get("levels")
+    if st is None or level >= len(st.levels):
+        st = walk.derived.get("levels") or walk.derived.setdefault("levels", _Levels(walk))
+        while level >= len(st.levels) and st.done < len(walk):
+            st.extend(st.done + 1)
+    return st.levels[level]
+
+
+class _Levels:
+    """call_levels's list for one walk, and how many physical frames it covers."""
+    __slots__ = ("walk", "levels", "physical", "done", "libraries", "memo")
+
+    def __init__(self, walk):
+        self.walk, self.levels, self.physical, self.done = walk, [], [], 0
+        self.libraries = self.memo = None
+
+    def extend(self, n):
+        """Cover the physical frames before ``n``: each comes after the tail-call frames
+        between it and its callee (those after the last frame covered wait for its caller)."""
+        walk, levels, physical = self.walk, self.levels, self.physical
+        for i in range(self.done, n):
+            frame = walk[i]
+            if i:
+                if self.memo is None:
                     ps = frame.walker.process_state
-                    libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()]
-                    memo = ps.library_cache.memo("tail-chains")
-                tails = _tail_frames(frame, walk[i + 1], libraries, memo)
+                    self.libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()]
+                    self.memo = ps.library_cache.memo("tail-chains")
+                tails = _tail_frames(walk[i - 1], frame, self.libraries, self.memo)
                 if tails:
                     levels.extend(tails)
-        walk.derived["levels"] = levels
-        walk.derived["physical-levels"] = physical
-    return levels
+            physical.append(len(levels))
+            levels.append(frame)
+        self.done = max(self.done, n)
 
 
 class RegisterView(dict):
@@ -152,7 +179,8 @@ def register_view(walk, level):
     view = views.get(level)
     if view is not None:
         return view
-    levels = call_levels(walk)
+    level_frame(walk, level)
+    levels = walk.derived["levels"].levels
     # from the nearest view already made, inward of this level (deep walks ask for a few
     # levels, far apart: no view is made for the levels between)
     i = bisect.bisect_left(made, level)
@@ -189,7 +217,7 @@ class LevelRegisters:
 
     def __init__(self, walk, level):
         self.walk, self.level = walk, level
-        self.own = call_levels(walk)[level].regs
+        self.own = level_frame(walk, level).regs
         self.view = None
 
     def get(self, regno, default=None):
@@ -206,8 +234,8 @@ class LevelRegisters:
 
 def level_of(walk, index):
     """The level (index into call_levels) of the walk's physical frame ``index``."""
-    call_levels(walk)
-    return walk.derived["physical-levels"][index]
+    call_levels(walk, index + 1)
+    return walk.derived["levels"].physical[index]
 
 
 def _tail_frames(callee, caller, libraries, memo):
@@ -297,7 +325,11 @@ def entry_regs(walk, level, outermost=None):
     computed once per walk from the outermost frame inward as GDB does for
     DW_OP_entry_value; {} where the chain of calls is broken (a signal).  ``outermost``:
     the last level shown when a backtrace stops short (past main), which then has no caller."""
-    levels = call_levels(walk)
+    if outermost is None:
+        levels = call_levels(walk)
+    else:       # the levels up to the outermost shown: its callers are not asked about
+        level_frame(walk, outermost)
+        levels = walk.derived["levels"].levels
     memo = walk.derived.setdefault(("entry-regs", outermost), {})
     if level in memo:
         return memo[level]
@@ -313,19 +345,42 @@ def entry_regs(walk, level, outermost=None):
         memo[j] = {}
     ps = walk[0].walker.process_state
     entries = ps.library_cache.memo("callee-entries")
+    # (callee pc, caller's return address) -> site_fast_values: a deep recursion's frames
+    # repeat a few call sites, and most give constants or a caller's register plus an offset
+    fast_sites = ps.library_cache.memo("entry-fast-sites")
+    mask = (1 << (8 * ps.arch.ptr_size)) - 1
     for i in reversed(todo):
         callee, caller = levels[i], levels[i + 1]
         regs = {}
+        if callee.kind == FrameKind.SIGNAL or caller.non_call:
+            memo[i] = regs
+            continue
+        key = (callee.lookup_pc, caller.ra)
+        fast = fast_sites.get(key, fast_sites)
+        if fast is fast_sites:
+            fast = fast_sites.put(key, _fast_site(callee, caller, entries))
+        if fast is not None:
+            regs = EntryRegs()
+            cregs = caller.regs
+            for r, reg, off, has_fbreg in fast:
+                if reg is None:
+                    regs[r] = off
+                else:
+                    v = cregs.get(reg)
+                    if v is None or not isinstance(v, int):
+                        break               # not the caller's own: the general path below
+                    regs[r] = ((v & mask) + off) & mask
+                if has_fbreg:
+                    regs.from_fbreg.add(r)
+            else:
+                memo[i] = regs
+                continue
+            regs = {}
         clib, lib = caller.library, callee.library
         if (clib is not None and clib.module is not None and lib is not None
-                and lib.module is not None and callee.kind != FrameKind.SIGNAL
-                and not caller.non_call):
+                and lib.module is not None):
             try:
-                pc = callee.lookup_pc
-                entry = entries.get(pc, entries)
-                if entry is entries:   # the callee function's entry: one DWARF lookup per pc
-                    fn = function_at(lib.module, pc - lib.base)
-                    entry = entries.put(pc, fn.entry_pc if fn is not None else None)
+                entry = _callee_entry(callee, lib, entries)
                 regs = call_site_entry_regs(
                     clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=caller.cfa,
                     read_mem=ps.read_memory, bias=clib.base,
@@ -336,3 +391,27 @@ def entry_regs(walk, level, outermost=None):
                 regs = {}
         memo[i] = regs
     return memo[level]
+
+
+def _callee_entry(callee, lib, entries):
+    """The unbiased entry pc of the callee's function (one DWARF lookup per pc), or None."""
+    pc = callee.lookup_pc
+    entry = entries.get(pc, entries)
+    if entry is entries:
+        fn = function_at(lib.module, pc - lib.base)
+        entry = entries.put(pc, fn.entry_pc if fn is not None else None)
+    return entry
+
+
+def _fast_site(callee, caller, entries):
+    """site_fast_values for the call from ``caller`` into ``callee``: () when the pair gives
+    no entry values (no DWARF on either side), None for the general path."""
+    clib, lib = caller.library, callee.library
+    if clib is None or clib.module is None or lib is None or lib.module is None:
+        return ()
+    try:
+        entry = _callee_entry(callee, lib, entries)
+        return site_fast_values(clib.module, caller.ra - clib.base, clib.base, callee_entry=entry,
+                                callee_module=lib.module, callee_bias=lib.base)
+    except Exception:   # the general path says nothing either (it catches the same)
+        return None
