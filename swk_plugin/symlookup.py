@@ -86,6 +86,18 @@ class ElfSymbolLookup(SymbolLookup):
             return None
         return name, obj
 
+    def symbol_name_at(self, addr):
+        """The ELF symbol's own name at ``addr`` (no DWARF, not demangled), or None: what
+        a signal trampoline is called (they are assembly: only symbol tables name them),
+        asked without reading a library's debug information."""
+        libs = self.walker.process_state.library_state if self.walker else None
+        lib = libs.get_library_at_addr(addr) if libs is not None else None
+        if lib is None or lib.module is None:
+            return None
+        table = module_symbols(lib.module)
+        hit = table.lookup(addr - lib.base) if table is not None else None
+        return hit[0].name if hit is not None else None
+
     def at_line_start(self, frame):
         """Whether the frame's pc is exactly where a source line begins."""
         lib = frame.library

@@ -80,7 +80,10 @@ class SigHandlerStepper(FrameStepper):
 
     def _symbol_name(self, pc):
         lookup = self.walker.symbol_lookup if self.walker is not None else None
+        elf_name = getattr(lookup, "symbol_name_at", None)
         try:
+            if elf_name is not None:    # swk's own lookup: the symbol tables, not DWARF's names
+                return elf_name(pc)
             hit = lookup.lookup_at_addr(pc) if lookup is not None else None
         except Exception:  # a user's SymbolLookup failing only loses this sign
             hit = None
