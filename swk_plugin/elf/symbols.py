@@ -84,22 +84,14 @@ def _read(module, offset, size):
     return module.read_file(offset, size)
 
 
-def _mst(kind, binding, executable):
-    if executable:
-        if binding == "local":
-            return "file_text"
-        return "ifunc" if kind == "ifunc" else "text"
-    return "file_data" if binding == "local" else "data"
-
-
 def _is_mapping_symbol(name):
     # ARM/AArch64/RISC-V mapping symbols: $a, $d, $t, $x, optionally "$x.<anything>"
     return len(name) >= 2 and name[0] == "$" and name[1] in "adtx" and (len(name) == 2 or name[2] == ".")
 
 
 def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
-    """Symbols of the module's ``kind_name`` section (".symtab" / ".dynsym"), plus the raw
-    list of (name) by symbol index for relocations when asked."""
+    """Symbols of the module's ``kind_name`` section (".symtab" / ".dynsym") as rows (see
+    _Table), plus the raw list of (name) by symbol index for relocations when asked."""
     idx = None
     for i, h in enumerate(shdrs):
         if h[0] == kind_name and h[1] in ("SHT_SYMTAB", "SHT_DYNSYM"):
@@ -183,8 +175,11 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
             at = name.find("@")
             if at > 0:
                 name = name[:at]
-        out.append(Symbol(name, value, ssize, kind, binding, sec[0], sec[1],
-                          _mst(kind, binding, executable)))
+        if executable:
+            mst = "file_text" if binding == "local" else ("ifunc" if kind == "ifunc" else "text")
+        else:
+            mst = "file_data" if binding == "local" else "data"
+        out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0]))
     return out, names_by_index
 
 
@@ -267,75 +262,95 @@ def _plt_symbols(module, shdrs, dyn_names):
             nm = got.get(target)
             if nm is None:
                 continue
-            out.append(Symbol(nm + "@plt", addr + off, 0, "func", "global", name, (name, addr), "text"))
+            out.append((addr + off, nm + "@plt", 0, (name, addr), "text", "func", "global", name))
     return out
 
 
-_BY_VALUE_NAME = operator.attrgetter("value", "name")
+_VALUE, _NAME, _SIZE, _SEC, _MST = range(5)
+_BY_VALUE_NAME = operator.itemgetter(_VALUE, _NAME)
 
 
 class _Table:
-    """One objfile's minimal symbols, sorted by (address, name)."""
-    __slots__ = ("syms", "starts")
+    """One objfile's minimal symbols, sorted by (address, name).  Kept as rows (value, name,
+    size, section key, GDB's minimal-symbol type, kind, binding, section name), and made
+    Symbols only when one is asked for: a library has thousands, a walk names a few."""
+    __slots__ = ("rows", "starts", "_objs")
 
-    def __init__(self, syms):
+    def __init__(self, rows):
         # drop exact duplicates (same address, name and section), as GDB's compact_minimal_symbols
-        syms.sort(key=_BY_VALUE_NAME)
+        rows.sort(key=_BY_VALUE_NAME)
         out = []
         prev_v = prev_n = None
         secs = ()
-        for s in syms:      # duplicates are neighbours once sorted by (value, name)
-            v, n, sec = s.value, s.name, s._sec
+        for r in rows:      # duplicates are neighbours once sorted by (value, name)
+            v, n, sec = r[0], r[1], r[3]
             if v == prev_v and n == prev_n:
                 if sec in secs:
                     continue
                 secs = secs + (sec,)
             else:
                 prev_v, prev_n, secs = v, n, (sec,)
-            out.append(s)
-        self.syms = out
-        self.starts = [s.value for s in out]
+            out.append(r)
+        self.rows = out
+        self.starts = [r[0] for r in out]
+        self._objs = {}
+
+    def symbol(self, i):
+        """The Symbol of row ``i`` (one object per row)."""
+        s = self._objs.get(i)
+        if s is None:
+            value, name, size, sec_key, mst, kind, binding, section = self.rows[i]
+            s = self._objs[i] = Symbol(name, value, size, kind, binding, section, sec_key, mst)
+        return s
+
+    @property
+    def syms(self):
+        return [self.symbol(i) for i in range(len(self.rows))]
 
     def lookup(self, pc, pc_sec):
-        syms = self.syms
+        i = self.lookup_index(pc, pc_sec)
+        return self.symbol(i) if i is not None else None
+
+    def lookup_index(self, pc, pc_sec):
+        rows = self.rows
         hi = bisect.bisect_right(self.starts, pc) - 1
         if hi < 0:
             return None
         sec_lo = pc_sec[1] if pc_sec is not None else None
         best_zero = -1
         while hi >= 0:
-            s = syms[hi]
-            if pc_sec is not None and s._sec != pc_sec:
-                if s.value < sec_lo:
+            s = rows[hi]
+            if pc_sec is not None and s[_SEC] != pc_sec:
+                if s[_VALUE] < sec_lo:
                     hi = -1
                     break
                 hi -= 1
                 continue
             if hi > 0:
-                p = syms[hi - 1]
-                if (s._mst != "text" and p._mst == "text" and s.size == p.size
-                        and s.value == p.value and s._sec == p._sec):
+                p = rows[hi - 1]
+                if (s[_MST] != "text" and p[_MST] == "text" and s[_SIZE] == p[_SIZE]
+                        and s[_VALUE] == p[_VALUE] and s[_SEC] == p[_SEC]):
                     hi -= 1
                     continue
-            if s.size == 0:
+            if s[_SIZE] == 0:
                 if best_zero == -1:
                     best_zero = hi
                 hi -= 1
                 continue
             if hi > 0:
-                p = syms[hi - 1]
-                if pc >= s.value + s.size and pc < p.value + p.size:
+                p = rows[hi - 1]
+                if pc >= s[_VALUE] + s[_SIZE] and pc < p[_VALUE] + p[_SIZE]:
                     hi -= 1
                     continue
             break
-        if best_zero != -1 and (hi < 0 or syms[hi].size == 0):
+        if best_zero != -1 and (hi < 0 or rows[hi][_SIZE] == 0):
             hi = best_zero
-        if hi >= 0 and syms[hi].size != 0 and pc >= syms[hi].value + syms[hi].size:
+        if hi >= 0 and rows[hi][_SIZE] != 0 and pc >= rows[hi][_VALUE] + rows[hi][_SIZE]:
             if best_zero != -1:
                 hi = best_zero
             else:
                 return None
-        return syms[hi] if hi >= 0 else None
+        return hi if hi >= 0 else None
 
 
 class SymbolTable:
@@ -439,12 +454,12 @@ class SymbolTable:
         if self._by_name is None:
             d = {}
             for t in tables:
-                for s in t.syms:
-                    d.setdefault(s.name, []).append(s)
+                for i, row in enumerate(t.rows):
+                    d.setdefault(row[_NAME], []).append((t, i))
             self._by_name = d
         hit = self._by_name.get(name)
         if hit:
-            return list(hit)
+            return [t.symbol(i) for t, i in hit]
         if self._by_demangled is None:
             d = {}
             for t in tables:
@@ -465,7 +480,7 @@ class SymbolTable:
             yield from t.syms
 
     def __len__(self):
-        return sum(len(t.syms) for t in self._ensure())
+        return sum(len(t.rows) for t in self._ensure())
 
     def __repr__(self):
         return f"<SymbolTable {self.name}: {len(self)} symbols>"
