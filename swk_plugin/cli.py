@@ -11,12 +11,9 @@ import os
 import sys
 
 from .backends.core import CoreProcessState
-from .backends.profiler import cmd_profile
-from .backends.ptrace import DEFAULT_STACK_BYTES, PtraceProcessState, Tracer
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
 from .frontend import run_bt
-from .linux.maps import read_proc_maps
 from .options import BtOptions
 from .walker import DEFAULT_FRAME_CAP, Walker
 
@@ -36,7 +33,7 @@ def build_parser():
     bt.add_argument("--stopped", action="store_true",
                     help="--pid: keep the threads stopped while walking (the default with --full: values "
                          "read consistently); otherwise they go on once their stacks are copied")
-    bt.add_argument("--stack-bytes", type=_size, default=DEFAULT_STACK_BYTES,
+    bt.add_argument("--stack-bytes", type=_size, default=None,
                     help="--pid: bytes of each thread's stack copied while it is stopped (default 8M)")
     bt.add_argument("--exe", help="the program that dumped it (default: the core's own record)")
     bt.add_argument("--json", action="store_true", help="one JSON line per thread")
@@ -124,10 +121,15 @@ def _options(args):
 
 def cmd_bt_pid(args, out):
     """Attach, stop, copy (or walk, --stopped / --full), resume; the process is left as it was."""
+    # the ptrace back-end (and the profiler) only for a live process: a core's walk, a fresh
+    # process each time, does not pay for importing them
+    from .backends.ptrace import DEFAULT_STACK_BYTES, PtraceProcessState, Tracer
+    from .linux.maps import read_proc_maps
     stopped = args.stopped or args.full
+    stack_bytes = DEFAULT_STACK_BYTES if args.stack_bytes is None else args.stack_bytes
     with Tracer(args.pid) as tracer:
         tracer.stop()
-        tracer.capture(0 if stopped else args.stack_bytes, read_proc_maps(args.pid))
+        tracer.capture(0 if stopped else stack_bytes, read_proc_maps(args.pid))
         if not stopped:
             tracer.detach()                  # the pause ends here: the walks run on the copies
         ps = PtraceProcessState(tracer, live_stacks=stopped)
@@ -159,6 +161,7 @@ def main(argv=None, out=None):
         if args.command == "bt":
             return cmd_bt(args, out)
         if args.command == "profile":
+            from .backends.profiler import cmd_profile
             return cmd_profile(args, out)
         raise SwkError("swk: usage: swk bt (--core FILE | --pid PID) [--json] [--all] [-v] [N | -N], "
                        "or swk profile --pid PID [--duration S] [--hz N]")

@@ -8,26 +8,22 @@ the debugger's own frames come from, and where lines go: a sink that takes a
 list of lines (one gdb.write per thread, not one per frame).
 """
 import json
-from typing import NamedTuple
+from collections import namedtuple
 
 from .cache import collector_paused
 from .errors import ThreadStateError
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 
 
-class NativeFrame(NamedTuple):
+class NativeFrame(namedtuple("NativeFrame", "pc name signal", defaults=(False,))):
     """One frame of the debugger's own backtrace (inline and tail-call frames left out)."""
-    pc: int
-    name: str
-    signal: bool = False
+    __slots__ = ()
 
 
-class NativeBacktrace(NamedTuple):
-    """The debugger's own frames of a thread, and how many virtual frames (inlined calls,
-    tail calls) it showed besides, which -compare does not count."""
-    debugger: str
-    frames: list
-    hidden: int = 0
+class NativeBacktrace(namedtuple("NativeBacktrace", "debugger frames hidden", defaults=(0,))):
+    """The debugger's own frames of a thread (``debugger``: its name), and how many virtual
+    frames (inlined calls, tail calls) it showed besides, which -compare does not count."""
+    __slots__ = ()
 
 
 def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,

@@ -45,6 +45,7 @@ LAZY_IMPORTS_OK = {
     "backends/gdb/prewarm.py": "the walk's modules are imported at the first objfile, not at load",
     "walker.py": "Walker.new_walker(pid=) is the spec's signature: the ptrace back-end, only when asked",
     "__init__.py": "swk_plugin.walk_self(): the walker and ptrace back-end only when called",
+    "cli.py": "`swk bt --core` (a fresh process each time) imports neither the ptrace back-end nor the profiler",
 }
 #: The only imports that go up a layer: entry points the spec (newWalker(pid), newWalker())
 #: and the issue (swk_plugin.walk_self) put below the back-ends they open.  Each must be a

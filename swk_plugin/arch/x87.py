@@ -6,13 +6,13 @@ does; a long double is the register's bytes, padded to the type's size.
 """
 import math
 import struct
-from fractions import Fraction
 
 EXTENDED_SIZE = 10
 
 
 def extended_to_fraction(raw):
     """The exact value of an 80-bit extended float: a Fraction, or a float for inf/nan."""
+    from fractions import Fraction   # (and decimal) only where a long double is read
     mant = int.from_bytes(raw[:8], "little")
     se = int.from_bytes(raw[8:10], "little")
     sign = -1 if se & 0x8000 else 1

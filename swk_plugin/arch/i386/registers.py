@@ -5,16 +5,14 @@ give it: the general registers (what a walk recovers) and the x87, SSE and MMX
 registers (where optimised code keeps floating-point values; issue 16 reads
 them through the back-ends).
 """
-from typing import NamedTuple, Optional
+from collections import namedtuple
 
 
-class Register(NamedTuple):
-    dwarf: int
-    name: str               # the psABI's name (also GDB's, except where ``gdb`` says)
-    size: int               # bytes
-    gdb: Optional[str]      # GDB's name for it (None: GDB has none)
-    lldb: Optional[str]     # LLDB's name for it (None: LLDB has none)
-    kind: str = "general"   # general, x87, sse, mmx, control, segment
+class Register(namedtuple("Register", "dwarf name size gdb lldb kind", defaults=("general",))):
+    """``name``: the psABI's (also GDB's, except where ``gdb`` says); ``size`` in bytes;
+    ``gdb``/``lldb``: the debuggers' names for it (None: that debugger has none); ``kind``:
+    general, x87, sse, mmx, control or segment."""
+    __slots__ = ()
 
 
 def _table():

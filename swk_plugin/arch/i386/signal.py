@@ -29,7 +29,7 @@ in the rt frame), which tests/test_i386.py checks against the running kernel's
 vDSO.  glibc's i386 __restore / __restore_rt have no CFI: their code alone says
 what they are.
 """
-from typing import NamedTuple
+from collections import namedtuple
 
 from ...rule import UnwindRule
 from .. import xsave as xsave_layout
@@ -75,12 +75,11 @@ RT_UC = 16 + SIGINFO_SIZE                                                     # 
 RT_SIGFRAME_SIZE = RT_UC + UCONTEXT_SIZE + 8                                  # 268
 
 
-class SignalFrame(NamedTuple):
-    """One way of finding the kernel's frame from the trampoline frame's sp."""
-    name: str
-    frame_from_sp: int      # the frame's address (pretcode) = sp - this
-    sc_in_frame: int        # the sigcontext, from the frame's address
-    size: int               # sizeof the frame: the CFA is its end
+class SignalFrame(namedtuple("SignalFrame", "name frame_from_sp sc_in_frame size")):
+    """One way of finding the kernel's frame from the trampoline frame's sp: the frame's
+    address (pretcode) is sp - ``frame_from_sp``, its sigcontext at ``sc_in_frame`` from
+    there, and its ``size`` puts the CFA at its end."""
+    __slots__ = ()
 
     def sigcontext_address(self, sp):
         return sp - self.frame_from_sp + self.sc_in_frame

@@ -26,7 +26,7 @@ Not accepted: 66 (a 16-bit call: AMD and Intel disagree on what it does) and
 accepted is one more way for junk to look like a return site.  ``ff /3`` is
 a far call, ``9a`` is invalid in 64-bit mode.
 """
-from typing import NamedTuple, Optional
+from collections import namedtuple
 
 MAX_CALL_LEN = 9
 _MASK = (1 << 64) - 1
@@ -34,12 +34,11 @@ _LEGACY = frozenset({0xf2, 0x3e, 0x2e, 0x64, 0x65})
 _SEGMENT = frozenset({0x64, 0x65})
 
 
-class CallSite(NamedTuple):
-    """One call instruction: where it starts, how long it is, where it goes if known."""
-    addr: int                   # first byte (prefixes included)
-    length: int
-    target: Optional[int]       # e8: the callee's address
-    slot: Optional[int]         # ff /2 through a fixed memory word: the word's address
+class CallSite(namedtuple("CallSite", "addr length target slot")):
+    """One call instruction: where it starts (``addr``: its first byte, prefixes included),
+    how long it is, where it goes if known: ``target``, an e8's callee; ``slot``, the
+    word an ff /2 through a fixed memory word reads (None when unknown)."""
+    __slots__ = ()
 
     @property
     def end(self):
