@@ -254,3 +254,19 @@ def test_architectures_offer_one_interface(kit):
             if [p for p in s if p in shared] != shared:
                 bad.append(f"{kit}.{name}: {arch} takes {s}, the interface is {shared}")
     assert not bad, "\n".join(bad)
+
+
+def test_core_command_imports_only_what_a_core_walk_needs():
+    """`swk bt --core` is a fresh Python process each time, and its imports are part of
+    what a user waits for: the ptrace back-end, the profiler (statistics, hashlib, html),
+    typing and fractions/decimal (a long double's exact value) are not imported with the
+    command line."""
+    import subprocess
+    import sys
+    code = ("import sys, swk_plugin.cli; print(' '.join(m for m in ('swk_plugin.backends.ptrace', "
+            "'swk_plugin.backends.profiler', 'swk_plugin.linux.ptrace', 'statistics', 'hashlib', 'html', "
+            "'typing', 'fractions', 'decimal', 'ctypes', 'elftools') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       cwd=str(PKG.parent))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [], f"imported with the command line: {p.stdout.strip()}"

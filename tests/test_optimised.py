@@ -318,6 +318,102 @@ def test_frame_registers_without_the_view(progs, b, m):
     assert checked >= 5
 
 
+@pytest.mark.parametrize("b,m", CASES, ids=IDS)
+def test_fast_paths_equal_the_general_ones(progs, b, m):
+    """What the speed paths make equals what the general paths make, at every level of
+    every thread of the optimised cores: a frame line's argument list compiled per
+    (scope, pc) (display.line_args_text) against variables() + _args_text; entry values
+    from call sites whose values are constants or a caller's register + offset
+    (site_fast_values) against call_site_entry_regs run on every level; the tail-call
+    levels made only as far as asked (call_levels upto) against all of them."""
+    from swk_plugin.backends.core import CoreProcessState
+    from swk_plugin.display import line_args_text, shown_frames, variables
+    from swk_plugin.format import _args_text
+    from swk_plugin.locals.entry import call_site_entry_regs
+    from swk_plugin.locals.frames import LevelRegisters, call_levels, entry_regs
+    from swk_plugin.locals.scopes import function_at
+    from swk_plugin.walker import Walker
+    build, mode = _case(b, m)
+    exe, _dl = progs.exe(build)
+    ps = CoreProcessState(str(progs.core(build, mode)), exe_path=str(exe))
+    walker = Walker(ps)
+    lines = entries = fast_lines = 0
+    for tid in ps.get_thread_ids():
+        walk = walker.walk_stack(tid)
+        full = list(call_levels(walk))
+        for upto in range(len(walk) + 1):       # a fresh walk each time: levels made up to `upto` only
+            ps.invalidate()
+            w = walker.walk_stack(tid)
+            part = list(call_levels(w, upto))
+            assert [(f.ra, f.sp, f.kind) for f in part] == [(f.ra, f.sp, f.kind) for f in full[:len(part)]]
+            assert [f for f in part if f.kind != "tailcall"] == list(w)[:upto]
+            assert upto == 0 or part[-1] is w[upto - 1]     # no tail-call frames past the last asked for
+            assert list(call_levels(w)) == [f for f in call_levels(w)]      # then grown to all
+            assert len(call_levels(w)) == len(full)
+        ps.invalidate()
+        walk = walker.walk_stack(tid)
+        levels = call_levels(walk)
+        for sf in shown_frames(walk):
+            if sf.scope is None:
+                continue
+            found = variables(sf, walk, summary_args=True, args_only=True)
+            general = _args_text(found[0]) if found is not None else "()"
+            fast = line_args_text(sf, walk)
+            if fast is not None:
+                assert fast == general, f"thread {tid}, {sf.name}: {fast} != {general}"
+                fast_lines += 1
+            lines += 1
+        for i in range(len(levels) - 1):
+            callee, caller = levels[i], levels[i + 1]
+            clib, lib = caller.library, callee.library
+            if (callee.kind == "signal" or caller.non_call or clib is None or clib.module is None
+                    or lib is None or lib.module is None):
+                continue
+            fn = function_at(lib.module, callee.lookup_pc - lib.base)
+            general = call_site_entry_regs(
+                clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=caller.cfa,
+                read_mem=ps.read_memory, bias=clib.base, callee_entry=fn.entry_pc if fn else None,
+                callee_module=lib.module, callee_bias=lib.base, caller_entry_regs=entry_regs(walk, i + 1),
+                ptr_size=ps.arch.ptr_size, reg_size=ps.arch.reg_size)
+            fast = entry_regs(walk, i)
+            assert dict(fast) == dict(general), f"thread {tid} level {i}: {dict(fast)} != {dict(general)}"
+            assert set(getattr(fast, "from_fbreg", ())) == set(general.from_fbreg)
+            entries += 1
+    assert lines >= 2 and entries >= 1
+    if mode in ("tail", "amb"):     # integer arguments in registers, with entry values
+        assert fast_lines >= 1, "no frame line took the compiled path"
+
+
+@pytest.mark.parametrize("b", ["O2", "Og"])
+def test_text_to_main_reads_no_dwarf_below_it(progs, b):
+    """A backtrace that stops at main (GDB's past-main off: swk-bt in GDB and LLDB) reads
+    nothing of the DWARF of the code below main (libc's start-up): its tail-call frames
+    and a signal trampoline's name are not asked for there.  Past main, they are."""
+    from swk_plugin.backends.core import CoreProcessState
+    from swk_plugin.format import render
+    from swk_plugin.options import BtOptions
+    from swk_plugin.walker import Walker
+    build = BUILDS[b]
+    exe, _dl = progs.exe(build)
+    core = str(progs.core(build, "tail"))
+
+    def dwarf_read(past_main):
+        ps = CoreProcessState(core, exe_path=str(exe))
+        walker = Walker(ps)
+        tid = ps.get_thread_ids()[0]
+        walk = walker.walk_stack(tid)
+        text = render(walk, BtOptions(), 1, tid, past_main=past_main)
+        libc = [lib for lib in ps.library_state.get_libraries() if "libc.so" in lib.name]
+        assert libc and any(f.library is libc[0] for f in walk), "no libc frame below main"
+        return text, {k for k in ("lines", "debug-sections", "locals-engine")
+                      if libc[0].module.cache.peek(k) is not None}
+    text, read = dwarf_read(False)
+    assert text[-1].split(" in ", 1)[-1].startswith("main ") or " main (" in text[-1], text[-1]
+    assert not read, f"libc's DWARF read for a backtrace stopping at main: {read}"
+    text, read = dwarf_read(True)
+    assert "lines" in read and any("__libc_start" in ln for ln in text)
+
+
 # --------------------------------------------------------------------------
 # GDB's own bt with swk as its unwinder
 # --------------------------------------------------------------------------
