@@ -753,6 +753,28 @@ def test_format_char_arrays_and_strings():
     assert format_value(_vv(p, bytes(8)), read) == "0x0"
 
 
+def test_printable_characters_are_glibcs(monkeypatch):
+    """A character prints as itself exactly where glibc's iswprint (what GDB asks) says it is
+    printable in a UTF-8 locale: every code point, private use (U+F24A in a std::string's
+    leftover bytes once printed as \\357\\211\\212 where GDB printed the character), spaces
+    and format characters included."""
+    import ctypes
+    import locale
+    from swk_plugin.locals import format as F
+    monkeypatch.setattr(F, "UTF8", True)
+    old = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+        iswprint = ctypes.CDLL("libc.so.6").iswprint
+        iswprint.argtypes, iswprint.restype = [ctypes.c_uint], ctypes.c_int
+        wrong = [hex(w) for w in range(0x110000) if F._printable(w) != bool(iswprint(w))]
+    finally:
+        locale.setlocale(locale.LC_CTYPE, old)
+    assert not wrong, f"{len(wrong)} code points printed unlike glibc: {wrong[:20]}"
+    no = _mem(b"", 0)
+    assert format_value(_vv(_arr(CHAR, 4), "\uf24a".encode() + b"\0"), no) == '"\uf24a"'
+
+
 def test_format_arrays_structs():
     no = _mem(b"", 0)
     a = _arr(INT, 20)

@@ -5,6 +5,7 @@ on, address on, null-stop off, pretty off, union on, static-members on.
 import locale
 import os
 import struct
+import unicodedata
 
 from ..dwarf.expr import evaluate
 from .types import strip_typedefs, type_name
@@ -242,13 +243,19 @@ _UTF8_LEAD = {**{b: 2 for b in range(0xC2, 0xE0)}, **{b: 3 for b in range(0xE0, 
               0xFC: 6, 0xFD: 6}
 
 
+#: Unicode categories glibc's iswprint calls unprintable (its locales' "print" class: every
+#: assigned character but controls and the line and paragraph separators), which is what GDB
+#: asks; Python's isprintable also refuses spaces, format characters and private use.
+_UNPRINTABLE = frozenset({"Cn", "Cc", "Cs", "Zl", "Zp"})
+
+
 def _printable(w):
     if w < 0x80:
         return 0x20 <= w < 0x7F
     if not UTF8:
         return False
     try:
-        return chr(w).isprintable() or chr(w) in "\u00a0\u2007\u202f"
+        return unicodedata.category(chr(w)) not in _UNPRINTABLE
     except ValueError:
         return False
 
