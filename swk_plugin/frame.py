@@ -60,6 +60,27 @@ _REGISTER_LOCATIONS = {}
 ADDRESS = Storage.ADDRESS
 
 
+class _Lazy:
+    """A Frame's location attribute, stored in ``slot``: the locations a step left for later
+    (Frame.locations_later) are made before it is first read or written."""
+    __slots__ = ("slot",)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+    def __get__(self, frame, owner=None):
+        if frame is None:
+            return self
+        if frame._loc_src is not None:
+            frame._locations()
+        return getattr(frame, self.slot)
+
+    def __set__(self, frame, value):
+        if frame._loc_src is not None:
+            frame._locations()
+        setattr(frame, self.slot, value)
+
+
 class FrameKind:
     NORMAL = "normal"
     SIGNAL = "signal"     # a signal trampoline frame (__restore_rt): GDB's <signal handler called>
@@ -109,54 +130,12 @@ class Frame:
         self._loc_src = None
         self._reg_locs, self._ra_loc, self._sp_loc, self._fp_loc = make(*args)
 
-    @property
-    def reg_locations(self):
-        """Where each recovered register was saved (Location), for callers that write back."""
-        if self._loc_src is not None:
-            self._locations()
-        return self._reg_locs
-
-    @reg_locations.setter
-    def reg_locations(self, locs):
-        if self._loc_src is not None:
-            self._locations()
-        self._reg_locs = locs
-
-    @property
-    def ra_location(self):
-        if self._loc_src is not None:
-            self._locations()
-        return self._ra_loc
-
-    @ra_location.setter
-    def ra_location(self, loc):
-        if self._loc_src is not None:
-            self._locations()
-        self._ra_loc = loc
-
-    @property
-    def sp_location(self):
-        if self._loc_src is not None:
-            self._locations()
-        return self._sp_loc
-
-    @sp_location.setter
-    def sp_location(self, loc):
-        if self._loc_src is not None:
-            self._locations()
-        self._sp_loc = loc
-
-    @property
-    def fp_location(self):
-        if self._loc_src is not None:
-            self._locations()
-        return self._fp_loc
-
-    @fp_location.setter
-    def fp_location(self, loc):
-        if self._loc_src is not None:
-            self._locations()
-        self._fp_loc = loc
+    #: Where each recovered register was saved (Location), for callers that write back;
+    #: where ra, sp and fp were found (spec: getRALocation, getSPLocation, getFPLocation).
+    reg_locations = _Lazy("_reg_locs")
+    ra_location = _Lazy("_ra_loc")
+    sp_location = _Lazy("_sp_loc")
+    fp_location = _Lazy("_fp_loc")
 
     # --- spec: newFrame ----------------------------------------------------------------
     @classmethod
