@@ -84,6 +84,11 @@ class LocalsCase:
     def opt(self) -> str:
         return self.cflags[0]
 
+    @property
+    def m32(self) -> bool:
+        """An i386 build (of the same program and chain)."""
+        return "-m32" in self.cflags
+
     def stop_cmds(self) -> list[str]:
         return [*self.pre, f"run {self.run_args}".rstrip()]
 
@@ -102,6 +107,12 @@ LOCALS_CASES: list[LocalsCase] = [
                  out_of_scope=("blocks", AFTER_BLOCK_MARKER, "after"))
       for tag, cf in (("O0g", O0), ("Og", OG), ("O2g", O2))),
     *(LocalsCase(f"locals-cxx-{tag}", "locals_cxx.cpp", cf, _CXX_CHAIN)
+      for tag, cf in (("O0g", O0), ("Og", OG), ("O2g", O2))),
+    # i386 (-m32): the same programs and chains, arguments on the stack, values in x87 and SSE
+    *(LocalsCase(f"locals-c-m32-{tag}", "locals_c.c", (*cf, *T.m32_flags()), _C_CHAIN,
+                 out_of_scope=("blocks", AFTER_BLOCK_MARKER, "after"))
+      for tag, cf in (("O0g", O0), ("Og", OG), ("O2g", O2))),
+    *(LocalsCase(f"locals-cxx-m32-{tag}", "locals_cxx.cpp", (*cf, *T.m32_flags()), _CXX_CHAIN)
       for tag, cf in (("O0g", O0), ("Og", OG), ("O2g", O2))),
 ]
 LOCALS_BY_ID = {c.id: c for c in LOCALS_CASES}
