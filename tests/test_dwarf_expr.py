@@ -434,6 +434,21 @@ def test_unsupported_operations(op, operands, match):
         ev(lit(1), lit(2), bytes([op]) + operands)
 
 
+@pytest.mark.parametrize("op", [0xA0, 0xF2])
+def test_implicit_pointer_with_the_units_reference_size(op):
+    """Given the unit's DIE-reference size, DW_OP_implicit_pointer is the location
+    "synthetic" (DIE offset, byte offset), alone or as a piece beside others."""
+    ref = bytes([op]) + le(0x1234, 4) + b"\x7f"                 # DIE 0x1234, offset -1
+    assert evaluate(ref, ref_size=4) == ExprResult("synthetic", (0x1234, -1))
+    res = evaluate(ref + b"\x93\x04" + b"\x91\x10" + b"\x93\x08", frame_base=0x1000, ref_size=4)
+    assert res.kind == "pieces"
+    assert [(p.kind, p.value, n) for p, n in res.pieces] == [("synthetic", (0x1234, -1), 4), ("memory", 0x1010, 8)]
+    ref8 = bytes([op]) + le(0x1234, 8) + b"\x00"               # 64-bit DWARF
+    assert evaluate(ref8, ref_size=8) == ExprResult("synthetic", (0x1234, 0))
+    with pytest.raises(ExprError, match="truncated"):
+        evaluate(bytes([op]) + b"\x34\x12", ref_size=4)
+
+
 @pytest.mark.parametrize("op", [0xA3, 0xF3])
 def test_entry_value(op):
     e = b"\x54"                                          # DW_OP_reg4: rsi at entry

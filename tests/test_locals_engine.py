@@ -789,10 +789,57 @@ def test_i386_lambda_gdb_cannot_print(engine_driver):
     frame = next(i for i, ln in enumerate(lines) if "in geo::twice<double> " in ln)
     assert re.search(r"\(v=1\.25, r=@0x[0-9a-f]+: 2\.5\) at .*cxx\.cpp:30$", lines[frame]), lines[frame]
     body = lines[frame + 1:frame + 4]
-    assert body[:2] == ["        local = <optimized out>", "        arr = {1, 2, 3}"], body
-    assert body[2].startswith("        fn = "), body
+    # fn's captured reference is a synthetic pointer (printed as GDB prints one in a struct,
+    # test_implicit_pointer_pieces), its captured double is on the stack
+    assert body == ["        local = <optimized out>", "        arr = {1, 2, 3}",
+                    "        fn = {__local = <synthetic pointer>, __v = 1.25}"], body
     assert any(ln.startswith("#2  ") and " in main () at " in ln for ln in lines), out[-3000:]
     assert "internal-error" not in out and "Traceback" not in out
+
+
+IMPLPTR_CPP = r"""
+#define NI __attribute__((noinline))
+volatile int sink;
+NI int stop_here(int c) { sink += c; __asm__ __volatile__("" ::: "memory"); return c + 1; }
+template <typename T> NI T twice(T v, const T &r) {
+  T local = v + r;
+  auto fn = [&local](int q) { return local + q; };
+  return fn(stop_here((int)local));
+}
+struct S { int &a; int b; };
+NI int two(int x) {
+  int y = x * 3;
+  S s{y, x};
+  return stop_here(s.a + s.b) + s.a;
+}
+int main() { return (int)twice<double>(1.25, 2.5) + two(4); }
+"""
+
+
+@need_tools
+@pytest.mark.parametrize("flags", ["O2", "O2-m32"])
+def test_implicit_pointer_pieces(engine_driver, flags):
+    """Aggregates whose location has a DW_OP_implicit_pointer piece (-O2: a lambda's or a
+    struct's captured reference to a variable that lives nowhere): the struct is printed
+    member by member, the reference "<synthetic pointer>", as GDB prints them.  Where the
+    implicit pointer is the only piece (i386: the lambda in twice<double>) GDB prints it and
+    swk's line equals GDB's; where there are two pieces (struct S in two(), both builds) GDB
+    13 aborts (internal-error: coerce_pieced_ref) and swk gives the known values."""
+    import swk_testlib as TL
+    d, _drv = engine_driver
+    exe = _build(d, "implptr.cpp", IMPLPTR_CPP, FLAGS[flags])
+    quiet_abort = ["maint set internal-error corefile no", "maint set internal-error quit yes"]
+    out = TL.run_gdb(exe, ["set width 0", "break stop_here", "run", "swk-bt -full", "continue", "swk-bt -full"],
+                     swk=True, timeout=120)
+    assert "internal-error" not in out and "Traceback" not in out, out[-3000:]
+    assert "        s = {a = <synthetic pointer>, b = 4}" in out.splitlines(), out[-3000:]
+    theirs = TL.run_gdb(exe, [*quiet_abort, "break stop_here", "run", "continue", "frame 1", "info locals"],
+                        timeout=120)
+    assert "s = {a = " in theirs and "coerce_pieced_ref" in theirs, theirs[-3000:]   # GDB's abort
+    if flags == "O2-m32":
+        gdb_lines = TL.run_gdb(exe, ["break stop_here", "run", "frame 1", "info locals"], timeout=120)
+        assert "fn = {__local = <synthetic pointer>}" in gdb_lines.splitlines(), gdb_lines[-3000:]
+        assert "        fn = {__local = <synthetic pointer>}" in out.splitlines(), out[-3000:]
 
 
 def test_printable_characters_are_glibcs(monkeypatch):

@@ -99,7 +99,7 @@ def _op_name(op):
 
 def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=(), frame_base=None,
              cfa=None, max_steps=10000, entry_value=None, addr_base_lookup=None, base_type=None,
-             tls_address=None):
+             tls_address=None, ref_size=None):
     """Run ``expr`` and return an ExprResult.
 
     read_reg(regno) -> int and read_mem(addr, size) -> bytes supply the frame's
@@ -109,6 +109,10 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
     base_type(die_offset) -> (byte_size, is_signed) for the typed operations, and
     tls_address(offset) -> the address of a thread-local variable at that offset in the
     expression's module's TLS block (DW_OP_form_tls_address, DW_OP_GNU_push_tls_address).
+    ``ref_size``: the size of a DIE reference in the expression's unit; with it,
+    DW_OP_implicit_pointer is the location "synthetic" ((DIE offset in the unit, byte
+    offset)): a pointer with no address, which only the variable reader can resolve
+    (without it the operation is refused).
     Memory failures raise MemoryReadError; everything else raises ExprError.
     """
     bits = ptr_size * 8
@@ -407,6 +411,13 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 except DecodeError as exc:
                     raise ExprError(f"DW_OP_GNU_encoded_addr: {exc}") from None
                 push((v or 0) & mask)
+            elif (op == 0xA0 or op == 0xF2) and ref_size is not None:   # implicit_pointer
+                if pos + ref_size > n:
+                    raise DecodeError("reference")
+                die = int.from_bytes(code[pos:pos + ref_size], "little")
+                pos += ref_size
+                off, pos = sleb128(code, pos)
+                loc = ExprResult("synthetic", (die, off))
             elif op in (0x9B, 0xE0) and tls_address is not None:   # form_tls_address
                 push(tls_address(pop()) & mask)
             elif op in _UNSUPPORTED:

@@ -8,6 +8,7 @@ import struct
 import unicodedata
 
 from ..dwarf.expr import evaluate
+from .locations import SYNTHETIC_BYTE
 from .types import strip_typedefs, type_name
 
 __all__ = ["format_value", "format_float", "PRINT_MAX", "REPEAT_THRESHOLD", "MAX_DEPTH"]
@@ -428,6 +429,8 @@ class _Printer:
             if recurse >= MAX_DEPTH:
                 return "{...}"
         if k not in ("struct", "union", "array") and self._out(mask, off, size):
+            if k in ("ptr", "ref", "rref") and size and all(b == SYNTHETIC_BYTE for b in mask[off:off + size]):
+                return "<synthetic pointer>"     # a DW_OP_implicit_pointer piece (a lambda's capture)
             return "<optimized out>"
         raw = buf[off:off + size]
         if k == "int" or k == "char":
@@ -755,8 +758,9 @@ def format_value(vv, read_mem, *, symbolize=None, summary=False):
         return "<optimized out>"
     p = _Printer(read_mem, symbolize if symbolize is not None else vv.symbolize, vv.static_value)
     s = strip_typedefs(vv.type)
-    if s.kind not in ("struct", "union", "array") and vv.opt_mask is not None and any(vv.opt_mask):
+    if (s.kind not in ("struct", "union", "array", "ptr", "ref", "rref") and vv.opt_mask is not None
+            and any(vv.opt_mask)):
         return "<optimized out>"
-    if vv.var is not None and vv.opt_mask is not None and all(vv.opt_mask):
+    if vv.var is not None and vv.opt_mask is not None and all(b == 1 for b in vv.opt_mask):
         return "<optimized out>"                 # value_check_printable: entirely optimized out
     return p.value(vv.type, vv.data, 0, vv.opt_mask, 0, vv.address, True)

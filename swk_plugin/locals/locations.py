@@ -229,14 +229,26 @@ class FrameCtx:
                 msg = str(exc)
                 if msg.startswith("Cannot access memory"):
                     raise MemError(int(msg.rsplit(" ", 1)[1], 16)) from None
-                if "0xfa" in msg or "0xa0" in msg or "0xf2" in msg or "entry value" in msg:
+                if "0xa0" in msg or "0xf2" in msg:
+                    # an implicit pointer, whose DIE reference held a byte has_typed_ops
+                    # took for a typed operation: the plain evaluator resolves it (and
+                    # refuses a typed operation if there really is one)
+                    try:
+                        return self._evaluate_plain(code, cu, with_fb, addrx, base_type)
+                    except ExprError:
+                        raise OptimizedOut(msg) from None
+                if "0xfa" in msg or "entry value" in msg:
                     raise OptimizedOut(msg) from None
                 raise
+        return self._evaluate_plain(code, cu, with_fb, addrx, base_type)
+
+    def _evaluate_plain(self, code, cu, with_fb, addrx, base_type):
         try:
             return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=self.ptr_size,
                             frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
                             entry_value=self._entry_int, addr_base_lookup=addrx,
-                            base_type=base_type, tls_address=self._tls_address)
+                            base_type=base_type, tls_address=self._tls_address,
+                            ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or self.ptr_size))
         except ExprError as exc:
             cause = exc.__context__ or exc.__cause__
             if isinstance(cause, OptimizedOut):
@@ -372,7 +384,9 @@ def _fill(vv, var, t, ctx):
         if end == len(expr):                         # common case, without the evaluator
             _store(vv, ExprResult("memory", (ctx.cfa + off) & ((1 << (8 * ctx.ptr_size)) - 1)), size, ctx)
             return
-    if expr[0] in (0xa0, 0xf2):                      # DW_OP_implicit_pointer: a synthetic pointer
+    if expr[0] in (0xa0, 0xf2) and strip_typedefs(t).kind in ("ptr", "ref", "rref"):
+        # DW_OP_implicit_pointer: a synthetic pointer (one in a piece of an aggregate, such
+        # as a lambda's captured reference, is marked in its bytes: _store_pieces)
         vv.synthetic = True
         vv.data = None
         vv.synthetic_target = tgt = _implicit_target(expr, cu, t, ctx)
@@ -477,13 +491,21 @@ def _store(vv, res, size, ctx):
         raise OptimizedOut("empty location")
     elif kind == "pieces":
         _store_pieces(vv, res, size, ctx)
+    elif kind == "synthetic":
+        raise OptimizedOut("an implicit pointer for a value that is no pointer")
     else:
         raise OptimizedOut(f"location kind {kind}")
+
+
+#: An opt_mask byte of a value's piece that is a synthetic pointer (DW_OP_implicit_pointer):
+#: no bytes, printed "<synthetic pointer>" as GDB does; 1 marks an optimized-out byte.
+SYNTHETIC_BYTE = 2
 
 
 def _store_pieces(vv, res, size, ctx):
     acc = 0
     out_bits = 0
+    synth_bits = 0
     pos = 0
     total = size * 8
     for part, nbytes in res.pieces:
@@ -504,7 +526,9 @@ def _store_pieces(vv, res, size, ctx):
         elif part.kind == "implicit":
             src = bytes(part.value)
         m = (1 << nbits) - 1
-        if src is None:
+        if part.kind == "synthetic":
+            synth_bits |= m << pos
+        elif src is None:
             out_bits |= m << pos
         else:
             v = int.from_bytes(src, "little") >> boff
@@ -516,13 +540,16 @@ def _store_pieces(vv, res, size, ctx):
         out_bits |= ((1 << (total - pos)) - 1) << pos
     acc &= (1 << total) - 1 if total else 0
     out_bits &= (1 << total) - 1 if total else 0
+    synth_bits &= (1 << total) - 1 if total else 0
     if total and out_bits == (1 << total) - 1:
         raise OptimizedOut("every piece optimized out")
     vv.data = acc.to_bytes(size, "little") if size else b""
-    if out_bits:
+    if out_bits or synth_bits:
         mask = bytearray(size)
         for i in range(size):
-            if (out_bits >> (8 * i)) & 0xFF:
+            if (synth_bits >> (8 * i)) & 0xFF:
+                mask[i] = SYNTHETIC_BYTE
+            elif (out_bits >> (8 * i)) & 0xFF:
                 mask[i] = 1
         vv.opt_mask = mask
 
