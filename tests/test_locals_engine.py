@@ -849,7 +849,6 @@ def test_printable_characters_are_glibcs(monkeypatch):
     and format characters included."""
     import ctypes
     import locale
-    from swk_plugin.locals import format as F
     monkeypatch.setattr(F, "UTF8", True)
     old = locale.setlocale(locale.LC_CTYPE)
     try:
