@@ -139,6 +139,9 @@ KNOWN_O0 = {
             ("tail_mid", '"hi\\371\\223\\000\\000\\000"'),
             ("tail_bad", '"ok\\340A\\364\\220"'),
             ("tail_utf", '"x\\303\\251\\303\\251\\342\\202"'),
+            # a one-byte bound of 199 / 254: an array, not an address
+            ("big200", "{" + ", ".join(str(k % 7) for k in range(200)) + "}"),
+            ("bytes255", None),
             ("res", "0")],
         ("scalars", "args"): [
             ("sc", "-5 '\\373'"), ("uc", "200 '\\310'"), ("s", "-1234"), ("us", "54321"), ("i", "-100000"),

@@ -399,7 +399,7 @@ class TypeReader:
                 if form in (0x13, 0x12, 0x11, 0x14, 0x15, 0x10) or form in FORM_block_forms:
                     dims.append((None, ("upper", tcu, form, v, lo)))
                 else:
-                    ub = dies.const_int(form, v, signed=True)
+                    ub = self._bound(tcu, c.attrs, form, v)
                     # GCC marks flexible/zero-length arrays with an upper bound of -1
                     dims.append((ub - lo + 1 if ub is not None and ub - lo + 1 >= 0 else 0, None))
             else:
@@ -421,6 +421,21 @@ class TypeReader:
             t.size = bs[1]
         self._cache[off] = t
         return t
+
+    def _bound(self, cu, attrs, form, v):
+        """A constant subrange bound as GDB's read_subrange_type reads it: dataN forms are
+        unsigned, sign-extended only when the subrange's base type is signed and the value
+        has that type's sign bit (so ``int arr[200]``'s one-byte bound 199 stays 199)."""
+        b = dies.const_int(form, v)
+        if b is None or form not in (0x0b, 0x05, 0x06, 0x07):
+            return b
+        base = strip_typedefs(self._target(cu, attrs, 0)) if AT_type in attrs else None
+        size = base.size if base is not None and base.kind == "int" and base.size else 8
+        if base is not None and base.kind == "int" and base.unsigned:
+            return b
+        if b >> (size * 8 - 1) & 1:
+            return b - (1 << (size * 8))
+        return b
 
     def _enum(self, t, node, depth):
         tcu = node.cu

@@ -143,6 +143,13 @@ SWK_FN int aggregates(struct outer o, point_t *pp, union number n, struct rec *r
     char tail_mid[8] = {'h', 'i', (char)0xf9, (char)0x93, 0, 0, 0, 0};
     char tail_bad[6] = {'o', 'k', (char)0xe0, 'A', (char)0xf4, (char)0x90};
     char tail_utf[7] = {'x', (char)0xc3, (char)0xa9, (char)0xc3, (char)0xa9, (char)0xe2, (char)0x82};
+    /* bounds of 128..255 are one-byte DW_FORM_data1 constants: unsigned, as GDB reads them */
+    int big200[200];
+    unsigned char bytes255[255];
+    for (int k = 0; k < 200; k++)
+        big200[k] = k % 7;
+    for (int k = 0; k < 255; k++)
+        bytes255[k] = (unsigned char)(k * 5);
     un.f = 1.5f;
     int res = 0;
     res += blocks(o.id + pp->x + rp->vals[1] + fl.b);
@@ -150,7 +157,7 @@ SWK_FN int aggregates(struct outer o, point_t *pp, union number n, struct rec *r
     return res + arr[4] + grid[0][1] + o.pts[1].y + pp->y + recs[0].name[0] + zeros[3]
         + nested.pts[0].x + un.bytes[0] + cbuf[0] + n.bytes[1] + arr[2] + cbuf[1] + grid[1][2]
         + recs[1].vals[0] + pt.y + nested.in.s + word[0] + tail_valid[1] + tail_five[2] + tail_rep[3]
-        + tail_mid[3] + tail_bad[3] + tail_utf[4];
+        + tail_mid[3] + tail_bad[3] + tail_utf[4] + big200[pp->x & 127] + bytes255[rp->vals[2] & 127];
 }
 
 /* ---- scalars ---------------------------------------------------------------- */
