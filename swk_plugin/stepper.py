@@ -49,6 +49,14 @@ class FrameStepper:
         a deep stack meets the same pcs thousands of times.  By default: None."""
         return None
 
+    def defers_at(self, pc, exact):
+        """Whether this stepper is only a fallback at ``pc``: it is then tried right after
+        the first stepper that neither declines nor defers there, whatever the priorities
+        (swk's extension: the frame-pointer chain defers to the module's CFI, which is the
+        truth about every register where it covers the pc).  Asked once per (pc, exact) and
+        stop, like declines_at.  By default: False."""
+        return False
+
     # --- spec names ------------------------------------------------------------------
     def get_priority(self):
         return self.priority

@@ -199,25 +199,30 @@ class Walker:
     def _past_decliners(self, steppers, frame):
         """(the steppers from the first that may answer at the frame's pc, the others'
         reasons): those that decline every frame at a pc (declines_at) are asked once
-        per pc and stop, not once per frame."""
+        per pc and stop, not once per frame; those that are only a fallback there
+        (defers_at) come right after the first stepper that neither declines nor defers."""
         exact = bool(frame.is_top or frame.non_call)
         memo = self.process_state.cache.memo("decliners")
         key = (frame.ra, exact)
         known = memo.get(key)
         if known is None or known[0] is not steppers:
-            notes = []
-            i = 0
+            notes, held, order = [], [], None
             for i, stepper in enumerate(steppers):
                 try:
                     why = stepper.declines_at(frame.ra, exact)
+                    defers = not why and stepper.defers_at(frame.ra, exact)
                 except Exception:     # a stepper that cannot say is asked for each frame
-                    why = None
-                if not why:
+                    why, defers = None, False
+                if why:
+                    notes.append(f"{stepper.name}: {why}")
+                elif defers:
+                    held.append(stepper)
+                else:
+                    order = [stepper, *held, *steppers[i + 1:]]
                     break
-                notes.append(f"{stepper.name}: {why}")
-            else:
-                i = len(steppers)
-            known = memo.put(key, (steppers, steppers[i:], tuple(notes)))
+            if order is None:
+                order = held
+            known = memo.put(key, (steppers, order, tuple(notes)))
         return known[1], list(known[2])
 
     @staticmethod

@@ -13,6 +13,7 @@ change.
 from ..errors import MemoryReadError, RuleError
 from ..stepper import FrameStepper, Gcf, PRIORITY_FRAMEFUNC
 from ..unwind.apply import caller_by_rule
+from ..unwind.cfi import cfi_covers
 from ..unwind.modules import function_at, is_executable
 
 MAX_FRAME = 1 << 28  # a frame larger than 256 MiB is not a frame
@@ -77,6 +78,12 @@ class FrameFuncStepper(FrameStepper):
         if self.process_state.arch.prologue is None or self.prologue_for(pc if exact else pc - 1) is None:
             return "no standard frame-pointer prologue"
         return None
+
+    def defers_at(self, pc, exact):
+        """Where the module's CFI covers the pc it decides the caller and all its registers
+        (a prologue scan misses callee-saved registers pushed between other instructions,
+        and the outermost frame's undefined return address): the chain is the fallback."""
+        return cfi_covers(self.process_state, pc if exact else pc - 1)
 
     def get_caller_frame(self, frame):
         ps = self.process_state

@@ -67,3 +67,10 @@ def _rule_at(module, addr):
         if rule is not None:
             return rule
     return None
+
+
+def cfi_covers(ps, pc):
+    """Whether the CFI of the module holding ``pc`` has a row for it."""
+    from .modules import module_at
+    lib, mod = module_at(ps, pc)
+    return mod is not None and cfi_rule_at(mod, pc - lib.base) is not None
