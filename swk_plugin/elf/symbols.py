@@ -124,6 +124,7 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
         rows = (struct.unpack_from(fmt, data, i * entsize) for i in range(count))
     out = []
     want_names = kind_name == ".dynsym"      # relocations name PLT slots by dynamic symbol index
+    versym = _versym(module, shdrs) if want_names else None
     names_by_index = [] if want_names else None
     nsec = len(shdrs)
     strlen = len(strtab)
@@ -171,16 +172,38 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
                 continue      # compiler-generated labels (GDB skips them too)
             if _is_mapping_symbol(name):
                 continue
+        hidden = False
         if strip_versions:
             at = name.find("@")
             if at > 0:
+                hidden = not name.startswith("@", at + 1)    # name@VER, not name@@VER
                 name = name[:at]
+        if versym is not None:
+            i = len(names_by_index) - 1
+            hidden = hidden or (i < len(versym) and bool(versym[i] & VERSYM_HIDDEN))
         if executable:
             mst = "file_text" if binding == "local" else ("ifunc" if kind == "ifunc" else "text")
         else:
             mst = "file_data" if binding == "local" else "data"
-        out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0]))
+        out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0], hidden))
     return out, names_by_index
+
+
+#: .gnu.version: a dynamic symbol's version is hidden (name@VER, not the default name@@VER).
+VERSYM_HIDDEN = 0x8000
+
+
+def _versym(module, shdrs):
+    """The .gnu.version entries (one 16-bit word per dynamic symbol), or None."""
+    for name, _t, _f, _a, size, offset, _l, _e in shdrs:
+        if name == ".gnu.version" and size > 0:
+            try:
+                data = _read(module, offset, size)
+            except BadFileError:
+                return None
+            fmt = ("<" if module.little_endian else ">") + "H"
+            return [v for (v,) in struct.iter_unpack(fmt, data[:len(data) & ~1])]
+    return None
 
 
 def _plt_symbols(module, shdrs, dyn_names):
@@ -267,12 +290,18 @@ def _plt_symbols(module, shdrs, dyn_names):
 
 
 _VALUE, _NAME, _SIZE, _SEC, _MST = range(5)
+
+
+def _hidden(row):
+    """Whether a row is a hidden symbol version (rows from elsewhere may lack the flag)."""
+    return len(row) > 8 and row[8]
 _BY_VALUE_NAME = operator.itemgetter(_VALUE, _NAME)
 
 
 class _Table:
     """One objfile's minimal symbols, sorted by (address, name).  Kept as rows (value, name,
-    size, section key, GDB's minimal-symbol type, kind, binding, section name), and made
+    size, section key, GDB's minimal-symbol type, kind, binding, section name, whether it is a
+    hidden symbol version), and made
     Symbols only when one is asked for: a library has thousands, a walk names a few."""
     __slots__ = ("rows", "starts", "_objs")
 
@@ -299,7 +328,7 @@ class _Table:
         """The Symbol of row ``i`` (one object per row)."""
         s = self._objs.get(i)
         if s is None:
-            value, name, size, sec_key, mst, kind, binding, section = self.rows[i]
+            value, name, size, sec_key, mst, kind, binding, section = self.rows[i][:8]
             s = self._objs[i] = Symbol(name, value, size, kind, binding, section, sec_key, mst)
         return s
 
@@ -459,7 +488,10 @@ class SymbolTable:
             self._by_name = d
         hit = self._by_name.get(name)
         if hit:
-            return [t.symbol(i) for t, i in hit]
+            # a bare name is its default version, as GDB records minimal symbols: a hidden
+            # one (pthread_cond_timedwait@GLIBC_2.2.5) answers only to a name with no other
+            shown = [(t, i) for t, i in hit if not _hidden(t.rows[i])]
+            return [t.symbol(i) for t, i in (shown or hit)]
         if self._by_demangled is None:
             d = {}
             for t in tables:

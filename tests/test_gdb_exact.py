@@ -1,0 +1,168 @@
+"""GDB-exact on real -O2 code (issue 24): swk-bt's lines against GDB's own, on glibc built by
+Debian at -O2 with its DWARF (libc6-dbg), in stops where swk used to differ.
+
+tests/corpus/gdb_exact.c (see its header), built at -O2 -g:
+
+  test_bt_lines[MODE-live|gdb-core]   one GDB session: ``bt`` and ``bt full``, then swk loaded
+      and ``swk-bt`` / ``swk-bt -full``: the very same lines, live and on the core
+  test_cli_core[MODE]                 ``swk bt --core --full`` == GDB's ``bt full`` on the core
+  test_known_values[MODE]             the values the program itself passed (qsort's n=300,
+      sorter's scale=4) and the frames the stop must have, in swk's lines and GDB's alike:
+      an oracle beside GDB's text, so a change in GDB's own output cannot hide a regression
+
+The classes of bug these stops caught: the frame-pointer chain answering where CFI covers the
+pc (glibc's qsort_r pushes callee-saved registers between other instructions: the prologue
+scan missed them, so its callers' registers were stale: ``n=1200, scale=1431654816``), and a
+call site's callee named by its bare name resolving to a hidden symbol version
+(``pthread_cond_timedwait@GLIBC_2.2.5``: an invented tail-call frame
+``__pthread_cond_timedwait_2_0``).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import swk_suite as S
+import swk_testlib as T
+
+pytestmark = [pytest.mark.corpus]
+
+S.need_tool(T.GDB, "gdb")
+
+SETTINGS = ("set width 0", "set height 0", "set print pretty off", "set confirm off")
+
+#: the waiting thread selected (on a core GDB numbers threads in the core's order)
+SELECT_WAITER = ("python exec(\"for t in gdb.selected_inferior().threads():\\n t.switch()\\n"
+                 " if 'waiter' in gdb.execute('bt', to_string=True): break\")")
+
+#: mode -> the commands that bring the program to its stop
+STOPS = {
+    "qsort": ("break cmp", "run qsort"),
+    "condwait": ("break stop_here", "run condwait", SELECT_WAITER),
+}
+MODES = list(STOPS)
+
+
+class Programs:
+    def __init__(self):
+        self._exe: Path | None = None
+        self._core: dict[str, Path] = {}
+
+    def exe(self) -> Path:
+        if self._exe is None:
+            self._exe = T.build(["gdb_exact.c"], "gdb_exact-O2", ("-O2", "-g"), ("-pthread",))
+        return self._exe
+
+    def core(self, mode: str) -> Path:
+        if mode not in self._core:
+            self._core[mode] = T.make_core(self.exe(), STOPS[mode])
+        return self._core[mode]
+
+
+@pytest.fixture(scope="session")
+def progs():
+    if not Path("/usr/lib/debug/.build-id").is_dir():
+        S.missing("no separate debug files for glibc", S.install_hint("libc6-dbg"))
+    return Programs()
+
+
+def _between(out: str, tag: str) -> list[str]:
+    lines = out.splitlines()
+    a, b = f"SWK-BEGIN-{tag}", f"SWK-END-{tag}"
+    try:
+        i, j = lines.index(a), lines.index(b)
+    except ValueError:
+        raise T.OutputError(f"markers {a}/{b} missing\n--- output ---\n{out[-6000:]}") from None
+    return lines[i + 1:j]
+
+
+def _marked(tag: str, *cmds: str) -> list[str]:
+    return [f"echo SWK-BEGIN-{tag}\\n", *cmds, f"echo SWK-END-{tag}\\n"]
+
+
+def _differences(gdb_lines: list[str], swk_lines: list[str]) -> list[str]:
+    errs = [] if gdb_lines else ["GDB printed no frames"]
+    if len(gdb_lines) != len(swk_lines):
+        errs.append(f"GDB printed {len(gdb_lines)} lines, swk {len(swk_lines)}")
+    errs += [f"line {i}:\n  gdb: {g}\n  swk: {s}" for i, (g, s) in enumerate(zip(gdb_lines, swk_lines))
+             if g != s]
+    return errs
+
+
+def _session(progs, mode: str, core: Path | None) -> dict[str, list[str]]:
+    stop = [] if core is not None else list(STOPS[mode])
+    if core is not None and mode == "condwait":
+        stop = [SELECT_WAITER]
+    out = T.run_gdb(progs.exe(), [*SETTINGS, *stop, *_marked("GDB", "bt"), *_marked("GDBFULL", "bt full"),
+                                  f"source {T.GDB_INIT}", *_marked("SWK", "swk-bt"),
+                                  *_marked("SWKFULL", "swk-bt -full")], core=core, timeout=180)
+    return {tag: _between(out, tag) for tag in ("GDB", "GDBFULL", "SWK", "SWKFULL")}
+
+
+def _fail(errs: list[str], *blocks: tuple[str, list[str]]) -> None:
+    ctx = "".join(f"\n--- {name} ---\n" + "\n".join(lines) for name, lines in blocks)
+    pytest.fail("\n".join(errs) + ctx, pytrace=False)
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core"])
+@pytest.mark.parametrize("mode", MODES)
+def test_bt_lines(progs, mode, where):
+    got = _session(progs, mode, progs.core(mode) if where == "gdb-core" else None)
+    errs = _differences(got["GDB"], got["SWK"]) + _differences(got["GDBFULL"], got["SWKFULL"])
+    if errs:
+        _fail(errs, ("bt", got["GDB"]), ("swk-bt", got["SWK"]), ("bt full", got["GDBFULL"]),
+              ("swk-bt -full", got["SWKFULL"]))
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", MODES)
+def test_cli_core(progs, mode):
+    core = progs.core(mode)
+    cmds = [*SETTINGS, "set backtrace past-main on", *([SELECT_WAITER] if mode == "condwait" else []),
+            "python print('SWKTID', gdb.selected_thread().ptid[1])", *_marked("GDB", "bt full")]
+    out = T.run_gdb(progs.exe(), cmds, core=core, timeout=180)
+    tid = re.search(r"^SWKTID (\d+)$", out, re.M)
+    if not tid:
+        _fail(["no SWKTID line"], ("gdb", out.splitlines()))
+    gdb_lines = _between(out, "GDB")
+    p = T.run_swk_cli(["bt", "--core", progs.core(mode), "--exe", progs.exe(), "--full", "--thread", tid.group(1)])
+    swk_lines = [ln for ln in p.stdout.splitlines() if not ln.startswith("Thread ")]
+    errs = [] if p.returncode == 0 else [f"swk exited {p.returncode}"]
+    errs += _differences(gdb_lines, swk_lines)
+    if errs:
+        _fail(errs, ("gdb bt full", gdb_lines), ("swk bt --core --full", p.stdout.splitlines()))
+
+
+_FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \((.*)\)")
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", MODES)
+def test_known_values(progs, mode):
+    got = _session(progs, mode, None)
+    errs = []
+    for side in ("GDB", "SWK"):
+        frames = [m.groups() for m in map(_FRAME.match, got[side]) if m]
+        names = [f for f, _a in frames]
+        args = dict(reversed(frames))          # the outermost frame of a name
+        if mode == "qsort":
+            want = ["cmp", "msort_with_tmp", "__GI___qsort_r", "__GI_qsort", "sorter", "main"]
+            if [n for n in want if n not in names]:
+                errs.append(f"{side}: frames {names}, expected {want} among them")
+                continue
+            if "n=n@entry=300" not in args["__GI_qsort"]:
+                errs.append(f"{side}: qsort({args['__GI_qsort']}), the program passed n=300")
+            if not re.search(r"\bn=(n@entry=)?300\b", args["sorter"]) or "scale=scale@entry=4" not in args["sorter"]:
+                errs.append(f"{side}: sorter({args['sorter']}), the program passed n=300, scale=4 (argc + 2)")
+        else:
+            if "waiter" not in names or "main" not in names:
+                errs.append(f"{side}: frames {names}, expected waiter and main")
+            if any("_2_0" in n for n in names):
+                errs.append(f"{side}: a frame of the hidden old version: {names}")
+            if not re.search(r"\bsecs=(secs@entry=)?60\b", args.get("waiter", "")):
+                errs.append(f"{side}: waiter({args.get('waiter')}), the program passed secs=60")
+    if errs:
+        _fail(errs, ("bt", got["GDB"]), ("swk-bt", got["SWK"]))
