@@ -111,15 +111,21 @@ def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args
         line = f"{head}0x{info['pc']:0{width}x} in {name} {args}" if show_pc else f"{head}{name} {args}"
         if info["file"]:
             line += f" at {info['file']}:{info['line']}"
-        elif info["library"] and info["library"] != aout_path:
+        elif info["library"] and info["library"] != aout_path and (verbose or not _unnamed_object(info["library"])):
             line += f" from {info['library']}"
-        elif info["mapping"]:
-            line += f" from {info['mapping']}"
+        elif verbose and info["mapping"]:
+            line += f" from {info['mapping']}"    # JIT code: GDB names no object there
     if verbose:
         how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
         line += (f"  [{info['trust']}: {how}] "
                  f"sp=0x{info['sp']:x} fp=0x{info['fp']:x}")
     return line
+
+
+def _unnamed_object(name):
+    """Objects GDB's ``from LIB`` never names: the vDSO (not in GDB's list of shared
+    libraries) and pseudo-files such as ``[vdso]``."""
+    return name.startswith("[") and name.endswith("]")
 
 
 def visible_frames(walk, past_main=True):

@@ -15,7 +15,7 @@ pc (glibc's qsort_r pushes callee-saved registers between other instructions: th
 scan missed them, so its callers' registers were stale: ``n=1200, scale=1431654816``), and a
 call site's callee named by its bare name resolving to a hidden symbol version
 (``pthread_cond_timedwait@GLIBC_2.2.5``: an invented tail-call frame
-``__pthread_cond_timedwait_2_0``).
+``__pthread_cond_timedwait_2_0``); and a vDSO frame's ``from [vdso]``, which GDB never prints.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ SELECT_WAITER = ("python exec(\"for t in gdb.selected_inferior().threads():\\n t
 STOPS = {
     "qsort": ("break cmp", "run qsort"),
     "condwait": ("break stop_here", "run condwait", SELECT_WAITER),
+    "vdso": ("break main", "run vdso", "break __vdso_clock_gettime", "continue"),
 }
 MODES = list(STOPS)
 
@@ -82,12 +83,29 @@ def _marked(tag: str, *cmds: str) -> list[str]:
     return [f"echo SWK-BEGIN-{tag}\\n", *cmds, f"echo SWK-END-{tag}\\n"]
 
 
+#: GDB's bug (docs/usage.md, "Where GDB's own lines are wrong"): live, it resolves the call site's
+#: callee ``clock_gettime`` to the vDSO's (the first objfile exporting it) and so drops libc's
+#: entry values; on a core of the same stop it prints them.  swk prints them both times: the value
+#: main passed, CLOCK_MONOTONIC (1), is checked.
+VDSO_GDB = "(clock_id=<optimized out>, tp=<optimized out>)"
+VDSO_SWK = re.compile(r"\(clock_id=clock_id@entry=1, tp=tp@entry=0x[0-9a-f]+\)")
+
+
+def _same(g: str, s: str) -> bool:
+    if g == s:
+        return True
+    if VDSO_GDB in g and "__GI___clock_gettime" in g:
+        m = VDSO_SWK.search(s)
+        return m is not None and s[:m.start()] + VDSO_GDB + s[m.end():] == g
+    return False
+
+
 def _differences(gdb_lines: list[str], swk_lines: list[str]) -> list[str]:
     errs = [] if gdb_lines else ["GDB printed no frames"]
     if len(gdb_lines) != len(swk_lines):
         errs.append(f"GDB printed {len(gdb_lines)} lines, swk {len(swk_lines)}")
     errs += [f"line {i}:\n  gdb: {g}\n  swk: {s}" for i, (g, s) in enumerate(zip(gdb_lines, swk_lines))
-             if g != s]
+             if not _same(g, s)]
     return errs
 
 
@@ -157,6 +175,14 @@ def test_known_values(progs, mode):
                 errs.append(f"{side}: qsort({args['__GI_qsort']}), the program passed n=300")
             if not re.search(r"\bn=(n@entry=)?300\b", args["sorter"]) or "scale=scale@entry=4" not in args["sorter"]:
                 errs.append(f"{side}: sorter({args['sorter']}), the program passed n=300, scale=4 (argc + 2)")
+        elif mode == "vdso":
+            if names[:1] != ["clock_gettime"] or "main" not in names:
+                errs.append(f"{side}: frames {names}, expected clock_gettime (the vDSO's) ... main")
+            if " from " in got[side][0]:
+                errs.append(f"{side}: the vDSO frame names an object: {got[side][0]}")
+            if side == "SWK" and "clock_id=clock_id@entry=1," not in args.get("__GI___clock_gettime", ""):
+                errs.append(f"SWK: __GI___clock_gettime({args.get('__GI___clock_gettime')}), main passed "
+                            "CLOCK_MONOTONIC (1)")
         else:
             if "waiter" not in names or "main" not in names:
                 errs.append(f"{side}: frames {names}, expected waiter and main")

@@ -11,6 +11,8 @@
  *                       @@GLIBC_2.3.2 version); thread 2 stops in stop_here.  The
  *                       call site's callee named by its bare name is the default
  *                       version: no tail-call frame of the old one.
+ *   gdb_exact vdso      clock_gettime in a loop: stopped in the vDSO's __vdso_clock_gettime,
+ *                       a frame GDB prints with no "from [vdso]".
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +77,15 @@ static void *watcher(void *arg)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "vdso") == 0) {
+        struct timespec ts;
+        long sum = 0;
+        for (int i = 0; i < 100; i++) {
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            sum += ts.tv_nsec & 1;
+        }
+        return sum > 100;
+    }
     if (argc > 1 && strcmp(argv[1], "condwait") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, watcher, NULL);
