@@ -148,6 +148,11 @@ def variables(shown, walk, summary_args=False, args_only=False):
             if theirs is not None:
                 value = theirs
         out = {"name": var.name, "type": tname, "value": value}
+        if vv is not None and not vv.error:
+            if (vv.optimized_out or vv.data is None) and not vv.synthetic:
+                out["lost"] = True            # wholly optimized out, whatever the text says
+            if summary and not vv.type.is_scalar:
+                out["unknown"] = "..."        # how an unknown value of this type prints here
         if var.is_param:
             try:
                 ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)

@@ -52,21 +52,51 @@ def _pc_shown(shown, info, first_of_frame):
     return not (hasattr(lookup, "at_line_start") and lookup.at_line_start(frame))
 
 
-def _args_text(values):
-    """GDB's argument list in a frame line, with entry values as `print entry-values default`
-    shows them: x=x@entry=V when they are equal, else x=V, x@entry=E."""
+def _args_text(values, entry_values="default", frame_arguments="scalars"):
+    """GDB's argument list in a frame line (its print_frame_args and read_frame_arg): which
+    values by `print frame-arguments` (none: ``x=...``; presence: ``(...)``), entry values
+    by `print entry-values` — by default x=x@entry=V when they are equal, else x=V, x@entry=E."""
     if not values:
         return "()"
+    if frame_arguments == "presence":
+        return "(...)"
+    if frame_arguments == "none":
+        return "(" + ", ".join(f"{v['name']}=..." for v in values) + ")"
     parts = []
     for v in values:
-        name = v["name"]
-        if "entry" not in v:
-            parts.append(f"{name}={v['value']}")
-        elif v.get("entry_same"):
-            parts.append(f"{name}={name}@entry={v['value']}")
-        else:
-            parts.append(f"{name}={v['value']}, {name}@entry={v['entry']}")
+        parts.extend(_arg_parts(v, entry_values))
     return "(" + ", ".join(parts) + ")"
+
+
+_OPTIMIZED_OUT = "<optimized out>"
+
+
+def _arg_parts(v, mode):
+    """One argument as GDB prints it under ``print entry-values MODE``: "entry" is the value at
+    entry when known, "entry_same" whether it equals the value."""
+    name, val = v["name"], v["value"]
+    entry = v.get("entry")
+    gone = v.get("lost", val == _OPTIMIZED_OUT)
+    unknown = v.get("unknown", _OPTIMIZED_OUT)     # "..." for an aggregate in a summary
+    if mode == "no":
+        return [f"{name}={val}"]
+    if mode == "only":
+        return [f"{name}@entry={unknown if entry is None else entry}"]
+    if mode == "preferred":
+        if entry is not None or gone:
+            return [f"{name}@entry={unknown if entry is None else entry}"]
+        return [f"{name}={val}"]
+    if mode == "if-needed":
+        return [f"{name}@entry={entry}"] if gone and entry is not None else [f"{name}={val}"]
+    if mode == "both":
+        return [f"{name}={val}", f"{name}@entry={unknown if entry is None else entry}"]
+    if entry is None:                              # default, compact
+        return [f"{name}={val}"]
+    if v.get("entry_same"):
+        return [f"{name}={name}@entry={val}"]
+    if mode == "compact" and gone:
+        return [f"{name}@entry={entry}"]
+    return [f"{name}={val}", f"{name}@entry={entry}"]
 
 
 def select_levels(n_frames, limit):
@@ -142,19 +172,25 @@ def shown_count(walk, visible=None):
     return len(shown_frames(walk, visible))
 
 
-def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False):
+def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False, args_mode=None):
     """Lines of text for one walk, GDB style, inline calls included.  A walk that
     did not reach the bottom ends with "Backtrace stopped: <reason>"; -v states
-    every reason; ``full`` adds each frame's locals as `bt full` does.  Kept with
-    the walk: the same walk printed again costs nothing."""
+    every reason; ``full`` adds each frame's locals as `bt full` does; ``args_mode``
+    is (print entry-values, print frame-arguments), GDB's defaults when None.  Kept
+    with the walk: the same walk printed again costs nothing."""
     shown = shown_frames(walk, visible)
     levels = range(len(shown)) if levels is None else levels
+    args_mode = args_mode or DEFAULT_ARGS_MODE
     cache = walk.derived.setdefault("text", {})
-    key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full)
+    key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full, args_mode)
     if key not in cache:
         cache.clear()
-        cache[key] = _walk_text(walk, shown, levels, verbose, aout_path, full)
+        cache[key] = _walk_text(walk, shown, levels, verbose, aout_path, full, args_mode)
     return cache[key]
+
+
+#: GDB's `print entry-values` and `print frame-arguments` defaults.
+DEFAULT_ARGS_MODE = ("default", "scalars")
 
 
 def pc_width(walk):
@@ -168,18 +204,21 @@ def pc_width(walk):
 _HAS_FILE = {"file": True}   # what _pc_shown asks of a frame record, for a line with a source file
 
 
-def _walk_text(walk, shown, levels, verbose, aout_path, full):
+def _walk_text(walk, shown, levels, verbose, aout_path, full, args_mode):
     lines = []
     width = pc_width(walk)
+    entry_values, frame_arguments = args_mode
+    usual = args_mode == DEFAULT_ARGS_MODE
+    summary = frame_arguments != "all"
     for i in levels:
         sf = shown[i]
         first = i == 0 or shown[i - 1].frame is not sf.frame
         found = None
-        args = None if full or sf.scope is None else line_args_text(sf, walk)
+        args = None if full or sf.scope is None or not usual else line_args_text(sf, walk)
         if args is None:
             if sf.scope is not None:
-                found = variables(sf, walk, summary_args=True, args_only=not full)
-            args = _args_text(found[0]) if found is not None else "()"
+                found = variables(sf, walk, summary_args=summary, args_only=not full)
+            args = _args_text(found[0], entry_values, frame_arguments) if found is not None else "()"
         if full and found is not None:
             found = variables(sf, walk)
         if verbose or sf.kind == FrameKind.SIGNAL or not sf.file:
@@ -227,4 +266,5 @@ def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
     levels = select_levels(shown_count(walk, visible), opts.limit)
     if opts.json:
         return [walk_json(walk, thread_num, tid, levels, visible, opts.full)]
-    return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full)
+    return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full,
+                     (opts.entry_values, opts.frame_arguments))

@@ -42,6 +42,7 @@ STOPS = {
     "qsort": ("break cmp", "run qsort"),
     "condwait": ("break stop_here", "run condwait", SELECT_WAITER),
     "vdso": ("break main", "run vdso", "break __vdso_clock_gettime", "continue"),
+    "args": ("break stop_here", "run args"),
 }
 MODES = list(STOPS)
 
@@ -84,19 +85,23 @@ def _marked(tag: str, *cmds: str) -> list[str]:
 
 
 #: GDB's bug (docs/usage.md, "Where GDB's own lines are wrong"): live, it resolves the call site's
-#: callee ``clock_gettime`` to the vDSO's (the first objfile exporting it) and so drops libc's
-#: entry values; on a core of the same stop it prints them.  swk prints them both times: the value
-#: main passed, CLOCK_MONOTONIC (1), is checked.
-VDSO_GDB = "(clock_id=<optimized out>, tp=<optimized out>)"
-VDSO_SWK = re.compile(r"\(clock_id=clock_id@entry=1, tp=tp@entry=0x[0-9a-f]+\)")
+#: callee ``clock_gettime`` to the vDSO's (the first objfile exporting it) and so cannot evaluate
+#: libc's entry values (its arguments' locations at that pc are DW_OP_entry_value): every value
+#: there is <optimized out>; on a core of the same stop it prints them.  swk prints them both
+#: times; where GDB prints <optimized out> for them swk must print the value main passed,
+#: CLOCK_MONOTONIC (1), and a pointer.
+VDSO_FRAME = "__GI___clock_gettime ("
+VDSO_SWK = ((re.compile(r"\b(clock_id(?:@entry)?=)(?:clock_id@entry=)?1\b"), r"\1<optimized out>"),
+            (re.compile(r"\b(tp(?:@entry)?=)(?:tp@entry=)?0x[0-9a-f]+"), r"\1<optimized out>"))
 
 
 def _same(g: str, s: str) -> bool:
     if g == s:
         return True
-    if VDSO_GDB in g and "__GI___clock_gettime" in g:
-        m = VDSO_SWK.search(s)
-        return m is not None and s[:m.start()] + VDSO_GDB + s[m.end():] == g
+    if VDSO_FRAME in g and VDSO_FRAME in s and "clock_id" in g and "=1" not in g:
+        for pat, rep in VDSO_SWK:
+            s = pat.sub(rep, s)
+        return s == g
     return False
 
 
@@ -175,6 +180,11 @@ def test_known_values(progs, mode):
                 errs.append(f"{side}: qsort({args['__GI_qsort']}), the program passed n=300")
             if not re.search(r"\bn=(n@entry=)?300\b", args["sorter"]) or "scale=scale@entry=4" not in args["sorter"]:
                 errs.append(f"{side}: sorter({args['sorter']}), the program passed n=300, scale=4 (argc + 2)")
+        elif mode == "args":
+            if "k=<optimized out>, k@entry=3" not in args.get("changed", "") or \
+                    "n=n@entry=3" not in args.get("by_value", ""):
+                errs.append(f"{side}: changed({args.get('changed')}) by_value({args.get('by_value')}), "
+                            "by_value got n=3 and passed it to changed as k")
         elif mode == "vdso":
             if names[:1] != ["clock_gettime"] or "main" not in names:
                 errs.append(f"{side}: frames {names}, expected clock_gettime (the vDSO's) ... main")
@@ -192,3 +202,91 @@ def test_known_values(progs, mode):
                 errs.append(f"{side}: waiter({args.get('waiter')}), the program passed secs=60")
     if errs:
         _fail(errs, ("bt", got["GDB"]), ("swk-bt", got["SWK"]))
+
+
+# --------------------------------------------------------------------------
+# GDB's settings that change a frame line
+# --------------------------------------------------------------------------
+
+ENTRY_VALUES = ("no", "only", "preferred", "if-needed", "both", "compact", "default")
+#: (print entry-values, print frame-arguments): every entry-values mode, every frame-arguments one
+SETTINGS_COMBOS = [(e, "scalars") for e in ENTRY_VALUES] + \
+    [("default", fa) for fa in ("all", "none", "presence")] + [("both", "all"), ("compact", "all")]
+
+
+def _settings_cmds(combos, swk_cmd=lambda e, fa: "swk-bt") -> list[str]:
+    cmds = []
+    for e, fa in combos:
+        tag = f"{e}-{fa}"
+        cmds += [f"set print entry-values {e}", f"set print frame-arguments {fa}",
+                 *_marked(f"GDB-{tag}", "bt"), *_marked(f"SWK-{tag}", swk_cmd(e, fa))]
+    return cmds
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core"])
+@pytest.mark.parametrize("mode", MODES)
+def test_print_settings(progs, mode, where):
+    """swk-bt reads GDB's `print entry-values` and `print frame-arguments` at each command:
+    its lines equal bt's under every value of both."""
+    core = progs.core(mode) if where == "gdb-core" else None
+    stop = ([SELECT_WAITER] if mode == "condwait" else []) if core is not None else list(STOPS[mode])
+    out = T.run_gdb(progs.exe(), [*SETTINGS, *stop, f"source {T.GDB_INIT}", *_settings_cmds(SETTINGS_COMBOS)],
+                    core=core, timeout=240)
+    errs, blocks = [], []
+    for e, fa in SETTINGS_COMBOS:
+        g, s = _between(out, f"GDB-{e}-{fa}"), _between(out, f"SWK-{e}-{fa}")
+        d = _differences(g, s)
+        if d:
+            errs += [f"print entry-values {e}, print frame-arguments {fa}:", *d]
+            blocks += [(f"bt ({e}, {fa})", g), (f"swk-bt ({e}, {fa})", s)]
+    if errs:
+        _fail(errs, *blocks)
+
+
+@pytest.mark.swk
+def test_print_settings_as_options(progs):
+    """-entry-values= / -frame-arguments= override GDB's settings; a bad value is one line."""
+    combos = [("both", "all"), ("preferred", "none"), ("if-needed", "presence")]
+    cmds = []
+    for e, fa in combos:      # GDB's settings back to the defaults for swk-bt: the options alone decide
+        cmds += [f"set print entry-values {e}", f"set print frame-arguments {fa}", *_marked(f"GDB-{e}-{fa}", "bt"),
+                 "set print entry-values default", "set print frame-arguments scalars",
+                 *_marked(f"SWK-{e}-{fa}", f"swk-bt -entry-values={e} -frame-arguments={fa}")]
+    out = T.run_gdb(progs.exe(), [*SETTINGS, *STOPS["args"], f"source {T.GDB_INIT}", *cmds,
+                                  "swk-bt -entry-values=sometimes", "echo SWK-AFTER\\n"], timeout=180)
+    errs = []
+    for e, fa in combos:
+        errs += _differences(_between(out, f"GDB-{e}-{fa}"), _between(out, f"SWK-{e}-{fa}"))
+    if "swk-bt: entry-values must be one of no, only, preferred, if-needed, both, compact, default, " \
+            "not 'sometimes'" not in out or "Traceback" in out or "SWK-AFTER" not in out:
+        errs.append("a bad -entry-values= is not one clear line")
+    if errs:
+        _fail(errs, ("gdb", out.splitlines()[-80:]))
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", ["args", "qsort"])
+def test_print_settings_cli_core(progs, mode):
+    """``swk bt --core --entry-values E --frame-arguments F`` == GDB's bt on the core under them."""
+    core = progs.core(mode)
+    combos = [("both", "all"), ("compact", "scalars"), ("only", "scalars"), ("default", "none")]
+    cmds = [*SETTINGS, "set backtrace past-main on", "python print('SWKTID', gdb.selected_thread().ptid[1])"]
+    for e, fa in combos:
+        cmds += [f"set print entry-values {e}", f"set print frame-arguments {fa}", *_marked(f"GDB-{e}-{fa}", "bt")]
+    out = T.run_gdb(progs.exe(), cmds, core=core, timeout=180)
+    tid = re.search(r"^SWKTID (\d+)$", out, re.M)
+    if not tid:
+        _fail(["no SWKTID line"], ("gdb", out.splitlines()))
+    errs, blocks = [], []
+    for e, fa in combos:
+        g = _between(out, f"GDB-{e}-{fa}")
+        p = T.run_swk_cli(["bt", "--core", core, "--exe", progs.exe(), "--thread", tid.group(1),
+                           "--entry-values", e, "--frame-arguments", fa])
+        s = [ln for ln in p.stdout.splitlines() if not ln.startswith("Thread ")]
+        d = ([] if p.returncode == 0 else [f"swk exited {p.returncode}"]) + _differences(g, s)
+        if d:
+            errs += [f"--entry-values {e} --frame-arguments {fa}:", *d]
+            blocks += [(f"bt ({e}, {fa})", g), (f"swk bt --core ({e}, {fa})", p.stdout.splitlines())]
+    if errs:
+        _fail(errs, *blocks)

@@ -739,3 +739,28 @@ def test_lldb_full_values_equal_gdbs(case):
     errs = LC.compare_locals(gdb_masked, frames, exact_count=False)
     if errs:
         _fail(errs, LC.format_swk_frames(swk[0]["frames"]))
+
+
+# --- GDB's print settings as swk-bt options (issue 24) ------------------------------------
+
+@pytest.mark.parametrize("entry,fargs", [("both", "all"), ("only", "scalars"), ("compact", "none")])
+def test_print_setting_options_equal_gdbs(entry, fargs):
+    """swk-bt -entry-values=E -frame-arguments=F in LLDB prints GDB's bt lines under
+    `set print entry-values E` / `set print frame-arguments F` (stack addresses masked: the
+    two debuggers start the program with different environments)."""
+    exe = T.build(["gdb_exact.c"], "gdb_exact-O2", ("-O2", "-g"), ("-pthread",))
+    gdb_out = T.run_gdb(exe, ["set width 0", "set height 0", "set backtrace past-main on", "break stop_here",
+                              "run args", f"set print entry-values {entry}", f"set print frame-arguments {fargs}",
+                              "echo SWK-GDB-BEGIN\\n", "bt", "echo SWK-GDB-END\\n"], timeout=120)
+    lines = gdb_out.splitlines()
+    want = lines[lines.index("SWK-GDB-BEGIN") + 1:lines.index("SWK-GDB-END")]
+    out = run_lldb(lldb_argv([f"target create {exe}"], ["breakpoint set -n stop_here", "process launch -- args"],
+                             marked([f"swk-bt -entry-values={entry} -frame-arguments={fargs}"])), timeout=180)
+    got = between(out)
+    stack = re.compile(r"0x7fff[0-9a-f]{8}")
+    want = [stack.sub("0x7fff<stack>", ln) for ln in want]
+    got = [stack.sub("0x7fff<stack>", ln) for ln in got if not ln.startswith("(lldb)")]
+    if want != got:
+        _fail([f"GDB printed {len(want)} lines, swk in LLDB {len(got)}"] +
+              [f"  gdb: {w}\n  swk: {g}" for w, g in zip(want, got) if w != g],
+              "--- gdb ---\n" + "\n".join(want) + "\n--- lldb swk-bt ---\n" + "\n".join(got))

@@ -11,6 +11,10 @@
  *                       @@GLIBC_2.3.2 version); thread 2 stops in stop_here.  The
  *                       call site's callee named by its bare name is the default
  *                       version: no tail-call frame of the old one.
+ *   gdb_exact args      stop_here under changed(k=3 -> 3*k+sink), by_value(a struct by value,
+ *                       a string): an argument whose value differs from its entry value,
+ *                       one equal to it, an aggregate, for every `print entry-values` and
+ *                       `print frame-arguments` setting.
  *   gdb_exact vdso      clock_gettime in a loop: stopped in the vDSO's __vdso_clock_gettime,
  *                       a frame GDB prints with no "from [vdso]".
  */
@@ -47,6 +51,20 @@ __attribute__((noinline)) void stop_here(int why)
     sink += why;
 }
 
+struct pair { int a, b; };
+
+__attribute__((noinline)) int changed(int k, int same)
+{
+    k = k * 3 + sink;
+    stop_here(k + same);
+    return k + same;
+}
+
+__attribute__((noinline)) int by_value(struct pair p, const char *s, int n)
+{
+    return changed(n, p.a) + s[0] + p.b;
+}
+
 __attribute__((noinline)) int waiter(int secs)
 {
     struct timespec ts;
@@ -77,6 +95,10 @@ static void *watcher(void *arg)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "args") == 0) {
+        struct pair p = {argc + 5, argc + 6};
+        return by_value(p, argv[1], argc + 1) == 0;
+    }
     if (argc > 1 && strcmp(argv[1], "vdso") == 0) {
         struct timespec ts;
         long sum = 0;

@@ -120,7 +120,8 @@ disable/enable unwinder global swk)."""
 class SwkBt(gdb.Command):
     """Print a backtrace found by swk's own stack walker.
 
-Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [N | -N]
+Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE]
+              [-entry-values=MODE] [N | -N]
 
   N        show the innermost N frames; -N the outermost N.
   -all     walk every thread (also: thread apply all swk-bt).
@@ -131,6 +132,9 @@ Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [N | -N]
   -v       also show how each frame was found (stepper and trust), sp and fp.
   -full    also each frame's local variables, as `bt full` prints them; with -json
            every frame gains "args" and "locals": [{"name", "type", "value"}].
+  -frame-arguments=all|scalars|none|presence, -entry-values=no|only|preferred|
+           if-needed|both|compact|default: as GDB's `set print frame-arguments` and
+           `set print entry-values`, whose current values are the defaults.
 Inlined calls are shown as frames of kind "inline" above their physical frame, as GDB does.
 
 Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
@@ -155,7 +159,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
                                "(set swk debug on for details)") from None
 
     def _invoke(self, arg):
-        opts = parse_bt_args(gdb.string_to_argv(arg), allow_full=True)
+        opts = parse_bt_args(gdb.string_to_argv(arg), allow_full=True, defaults=_gdb_print_settings())
         session = sess.SESSION
         walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
@@ -163,6 +167,18 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
                native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
                debug_sink=_write_stderr if session.debug else None)
+
+
+def _gdb_print_settings():
+    """GDB's own settings that change bt's frame lines, read at each command (swk-bt's
+    -frame-arguments= / -entry-values= override them)."""
+    out = {}
+    for name, key in (("print frame-arguments", "frame_arguments"), ("print entry-values", "entry_values")):
+        try:
+            out[key] = gdb.parameter(name)
+        except (gdb.error, RuntimeError):
+            pass
+    return out
 
 
 def _write(lines):
