@@ -14,7 +14,7 @@ from .backends.core import CoreProcessState
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
 from .frontend import run_bt
-from .options import ENTRY_VALUES, FRAME_ARGUMENTS, BtOptions
+from .options import SETTINGS, BtOptions
 from .walker import DEFAULT_FRAME_CAP, Walker
 
 
@@ -43,10 +43,9 @@ def build_parser():
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
     bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
     bt.add_argument("--full", action="store_true", help="also local variables, as GDB's bt full")
-    bt.add_argument("--frame-arguments", choices=FRAME_ARGUMENTS, default="scalars",
-                    help="argument values in frame lines, as GDB's set print frame-arguments")
-    bt.add_argument("--entry-values", choices=ENTRY_VALUES, default="default",
-                    help="parameters' values at entry, as GDB's set print entry-values")
+    for name, (gdb_name, _target, allowed) in SETTINGS.items():
+        bt.add_argument(f"--{name}", metavar="|".join(allowed) if not callable(allowed) else "N|unlimited",
+                        help=f"as GDB's set {gdb_name}")
     bt.add_argument("limit", nargs="?", type=int, help="innermost N frames, or outermost -N")
     pr = sub.add_parser("profile", help="sample the call stacks of a live process")
     pr.add_argument("--pid", type=_pid, required=True, help="the process")
@@ -120,7 +119,10 @@ def cmd_bt(args, out):
 def _options(args):
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
-    opts.frame_arguments, opts.entry_values = args.frame_arguments, args.entry_values
+    for name in SETTINGS:
+        value = getattr(args, name.replace("-", "_"))
+        if value is not None:
+            opts.set(name, value)
     return opts
 
 

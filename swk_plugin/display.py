@@ -27,18 +27,24 @@ class ShownFrame:
         self.outermost = outermost
 
 
-def shown_frames(walk, visible=None):
+def shown_frames(walk, visible=None, outermost=None):
     """ShownFrames for the first ``visible`` physical frames of a walk and the tail-call
     frames between them (kept with the walk).  ``index`` is the frame's level in
-    locals.frames.call_levels."""
+    locals.frames.call_levels.  ``outermost``: the call level a backtrace ends at when it
+    ends before the last of those frames (GDB's `backtrace limit` stopping at a tail-call
+    frame), which then has no caller to give entry values."""
     visible = len(walk) if visible is None else visible
     cache = walk.derived.setdefault("shown", {})
-    if visible in cache:
-        return cache[visible]
+    ckey = visible if outermost is None else (visible, outermost)
+    if ckey in cache:
+        return cache[ckey]
     lookup = walk[0].walker.symbol_lookup if walk and walk[0].walker is not None else None
     levels = call_levels(walk, visible)
     last = level_of(walk, visible - 1) if 0 < visible < len(walk) else (len(levels) - 1 if visible else -1)
-    outermost = last if visible < len(walk) else None
+    if outermost is None:
+        outermost = last if visible < len(walk) else None
+    else:
+        last = min(last, outermost)
     out = []
     # (source line, scopes) per (pc, kind): what DWARF says of a pc holds until the libraries
     # change, and deep stacks repeat a few pcs thousands of times
@@ -67,17 +73,18 @@ def shown_frames(walk, visible=None):
         out.append(ShownFrame(frame, i, scopes[-1] if scopes else None, frame.kind, frame.name, file, line,
                               outermost))
     cache.clear()
-    cache[visible] = out
+    cache[ckey] = out
     return out
 
 
-def variables(shown, walk, summary_args=False, args_only=False):
+def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
     """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
     them (``summary_args``: aggregates as "..." as in bt's frame lines; ``args_only``: the
     locals list is left empty, for a frame line); None without DWARF.  An argument whose
     value on entry is known (from its caller's call site) also has "entry" (its text) and
     "entry_same" (whether it equals the value), from which a frame line prints GDB's
-    ``x=x@entry=V`` or ``x=V, x@entry=E``."""
+    ``x=x@entry=V`` or ``x=V, x@entry=E``.  ``fmt``: a locals.format.ValueFormat (GDB's
+    print settings) other than GDB's defaults, or None."""
     if shown.scope is None:
         return None
     frame = shown.frame
@@ -125,7 +132,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
 
     def render(planned, summary):
         var, plan, tname = planned
-        if plan is not None:
+        if plan is not None and fmt is None:
             fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry)
             if fast is not None:
                 return fast
@@ -136,7 +143,7 @@ def variables(shown, walk, summary_args=False, args_only=False):
                                read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
                                entry_regs=entry, libraries=libraries, reg_size=reg_size,
                                register_value=ps.arch.register_value, tls_base=tls_base)
-            value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary)
+            value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
             tname = type_name(vv.type)
         except Exception as exc:
             value = f"<error reading variable {var.name} ({exc})>"
@@ -157,7 +164,8 @@ def variables(shown, walk, summary_args=False, args_only=False):
             try:
                 ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
                 if ev is not None:
-                    out["entry"] = format_value(ev, ps.read_memory, symbolize=symbolize, summary=summary)
+                    out["entry"] = format_value(ev, ps.read_memory, symbolize=symbolize, summary=summary,
+                                                fmt=fmt)
                     out["entry_same"] = bool(vv is not None and vv.data is not None and not vv.optimized_out
                                              and not vv.unavailable and vv.opt_mask is None
                                              and vv.data == ev.data)

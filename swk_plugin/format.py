@@ -1,10 +1,12 @@
 """Text (like GDB's bt) and JSON renderings of walks, shared by every front end."""
 import json
 import os
+from collections import namedtuple
 
 from .display import ShownFrame, line_args_text, shown_frames, variables
 from .elf.demangle import strip_params
 from .frame import FrameKind
+from .locals.format import DEFAULT_FORMAT
 from .locals.frames import has_symtab
 
 
@@ -131,15 +133,18 @@ def _walk_json(walk, shown, thread_num, tid, levels, full):
     return json.dumps({"thread": thread_num, "tid": tid, "frames": frames, "stop_reason": walk.stop_reason})
 
 
-def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args="()"):
-    """One line as GDB's bt prints it."""
+def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args="()", where=True):
+    """One line as GDB's bt prints it (``where``: with " at FILE:LINE" or " from LIB", which
+    `print frame-info short-location` leaves out)."""
     head = f"#{info['level']}".ljust(3) + " "
     if info["kind"] == FrameKind.SIGNAL:
         line = f"{head}<signal handler called>"
     else:
         name = info["function"] or "??"
         line = f"{head}0x{info['pc']:0{width}x} in {name} {args}" if show_pc else f"{head}{name} {args}"
-        if info["file"]:
+        if not where:
+            pass
+        elif info["file"]:
             line += f" at {info['file']}:{info['line']}"
         elif info["library"] and info["library"] != aout_path and (verbose or not _unnamed_object(info["library"])):
             line += f" from {info['library']}"
@@ -172,25 +177,38 @@ def shown_count(walk, visible=None):
     return len(shown_frames(walk, visible))
 
 
-def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False, args_mode=None):
+class TextStyle(namedtuple("TextStyle", "entry_values frame_arguments frame_info values")):
+    """GDB's settings that change bt's lines: `print entry-values`, `print frame-arguments`,
+    `print frame-info` and the value settings (a locals.format.ValueFormat, whose `print
+    address` also drops the frame lines' pcs)."""
+    __slots__ = ()
+
+
+#: GDB's defaults.
+DEFAULT_STYLE = TextStyle("default", "scalars", "auto", DEFAULT_FORMAT)
+#: `print frame-info` values whose lines swk prints (source lines are not printed).
+FRAME_INFO = ("auto", "location", "short-location", "location-and-address")
+
+
+def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False, style=None,
+              cut=None):
     """Lines of text for one walk, GDB style, inline calls included.  A walk that
     did not reach the bottom ends with "Backtrace stopped: <reason>"; -v states
-    every reason; ``full`` adds each frame's locals as `bt full` does; ``args_mode``
-    is (print entry-values, print frame-arguments), GDB's defaults when None.  Kept
-    with the walk: the same walk printed again costs nothing."""
+    every reason; ``full`` adds each frame's locals as `bt full` does; ``style`` is a
+    TextStyle (GDB's defaults when None); ``cut``: the number of levels GDB's `backtrace
+    limit` lets bt print (it ends there silently), or None.  Kept with the walk: the same walk printed again
+    costs nothing."""
     shown = shown_frames(walk, visible)
+    if cut is not None and 0 < cut <= len(shown):     # the last level bt reaches has no caller
+        shown = shown_frames(walk, visible, outermost=shown[cut - 1].index)
     levels = range(len(shown)) if levels is None else levels
-    args_mode = args_mode or DEFAULT_ARGS_MODE
+    style = style or DEFAULT_STYLE
     cache = walk.derived.setdefault("text", {})
-    key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full, args_mode)
+    key = ("text", levels.start, levels.stop, verbose, aout_path, visible, full, style, cut)
     if key not in cache:
         cache.clear()
-        cache[key] = _walk_text(walk, shown, levels, verbose, aout_path, full, args_mode)
+        cache[key] = _walk_text(walk, shown, levels, verbose, aout_path, full, style, cut)
     return cache[key]
-
-
-#: GDB's `print entry-values` and `print frame-arguments` defaults.
-DEFAULT_ARGS_MODE = ("default", "scalars")
 
 
 def pc_width(walk):
@@ -204,12 +222,13 @@ def pc_width(walk):
 _HAS_FILE = {"file": True}   # what _pc_shown asks of a frame record, for a line with a source file
 
 
-def _walk_text(walk, shown, levels, verbose, aout_path, full, args_mode):
+def _walk_text(walk, shown, levels, verbose, aout_path, full, style, cut):
     lines = []
     width = pc_width(walk)
-    entry_values, frame_arguments = args_mode
-    usual = args_mode == DEFAULT_ARGS_MODE
-    summary = frame_arguments != "all"
+    usual = style == DEFAULT_STYLE
+    summary = style.frame_arguments != "all"
+    fmt = None if style.values == DEFAULT_FORMAT else style.values
+    where = style.frame_info != "short-location"           # " at FILE:LINE" / " from LIB"
     for i in levels:
         sf = shown[i]
         first = i == 0 or shown[i - 1].frame is not sf.frame
@@ -217,30 +236,35 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full, args_mode):
         args = None if full or sf.scope is None or not usual else line_args_text(sf, walk)
         if args is None:
             if sf.scope is not None:
-                found = variables(sf, walk, summary_args=summary, args_only=not full)
-            args = _args_text(found[0], entry_values, frame_arguments) if found is not None else "()"
+                found = variables(sf, walk, summary_args=summary, args_only=not full, fmt=fmt)
+            args = _args_text(found[0], style.entry_values, style.frame_arguments) if found is not None else "()"
         if full and found is not None:
-            found = variables(sf, walk)
-        if verbose or sf.kind == FrameKind.SIGNAL or not sf.file:
-            info = frame_info(sf.frame, i, sf)
-            lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=_pc_shown(sf, info, first),
-                                    args=args))
-        else:   # the common line, as frame_text makes it from frame_info, without the record
+            found = variables(sf, walk, fmt=fmt)
+        if usual and not verbose and sf.kind != FrameKind.SIGNAL and sf.file:
+            # the common line, as frame_text makes it from frame_info, without the record
             head = f"#{i}".ljust(3) + " "
             name = sf.name or "??"
             if _pc_shown(sf, _HAS_FILE, first):
                 lines.append(f"{head}0x{sf.frame.ra:0{width}x} in {name} {args} at {sf.file}:{sf.line}")
             else:
                 lines.append(f"{head}{name} {args} at {sf.file}:{sf.line}")
+        else:
+            info = frame_info(sf.frame, i, sf)
+            show_pc = style.values.address and (style.frame_info == "location-and-address"
+                                                or _pc_shown(sf, info, first))
+            lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=show_pc, args=args,
+                                    where=where))
         if full:
             if found is None or not found[1]:
                 lines.append("No locals." if found is not None or has_symtab(sf.frame)
                              else "No symbol table info available.")
             else:
                 lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
-    more = levels[-1] < len(shown) - 1 if len(levels) else False
-    if len(levels) and (more or walk.limited):
+    more = levels[-1] < (len(shown) if cut is None else cut) - 1 if len(levels) else False
+    if len(levels) and (more or (walk.limited and cut is None)):
         lines.append("(More stack frames follow...)")
+    elif cut is not None:
+        pass
     elif not walk.complete:
         lines.append(f"Backtrace stopped: {walk.stop_reason}")
     elif verbose:
@@ -261,10 +285,18 @@ def short_lib(path):
 
 def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
     """The lines swk-bt prints for one walk, for every front end (GDB, LLDB, the CLI):
-    ``opts`` is an options.BtOptions (json, verbose, full, limit)."""
+    ``opts`` is an options.BtOptions (json, verbose, full, limit, GDB's print settings and
+    `backtrace limit`)."""
     visible = visible_frames(walk, past_main)
-    levels = select_levels(shown_count(walk, visible), opts.limit)
+    total = shown_count(walk, visible)
+    cut = None
+    bl = opts.backtrace_limit
+    if bl and total > bl:                 # GDB unwinds no frame past the limit: lines end there
+        while visible > 1 and shown_count(walk, visible - 1) >= bl:
+            visible -= 1
+        total = cut = min(bl, shown_count(walk, visible))
+    levels = select_levels(total, opts.limit)
     if opts.json:
         return [walk_json(walk, thread_num, tid, levels, visible, opts.full)]
-    return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full,
-                     (opts.entry_values, opts.frame_arguments))
+    style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
+    return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full, style, cut)

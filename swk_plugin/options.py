@@ -1,17 +1,55 @@
-"""swk-bt's options, parsed the same way in GDB, LLDB and on the command line."""
+"""swk-bt's options, parsed the same way in GDB, LLDB and on the command line.
+
+GDB's settings that change bt's lines (``set print entry-values`` ...) are options too:
+``-NAME=VALUE`` in swk-bt (GDB's own values are the defaults there, read at each command),
+``--NAME VALUE`` on the command line; SETTINGS names them.
+"""
 from .errors import SwkError
+from .locals.format import DEFAULT_FORMAT
 
 USAGE = ("usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] "
-         "[-entry-values=MODE] [N | -N]")
+         "[-entry-values=MODE] [-SETTING=VALUE ...] [N | -N]")
 
 #: GDB's `set print frame-arguments` values: which argument values a frame line prints.
 FRAME_ARGUMENTS = ("all", "scalars", "none", "presence")
 #: GDB's `set print entry-values` values: how a parameter's value at entry is shown.
 ENTRY_VALUES = ("no", "only", "preferred", "if-needed", "both", "compact", "default")
+#: GDB's `print frame-info` values swk-bt prints (not the ones that print source lines).
+FRAME_INFO = ("auto", "location", "short-location", "location-and-address")
+ON_OFF = ("on", "off")
+
+
+def _count(what, text):
+    """A positive count, or None for "unlimited" / 0 (GDB's spelling of no limit)."""
+    if text in ("unlimited", "0"):
+        return None
+    try:
+        n = int(text, 0)
+    except ValueError:
+        n = -1
+    if n <= 0:
+        raise SwkError(f"swk-bt: {what} must be a positive number or unlimited, not {text!r}")
+    return n
+
+
+#: option name -> (GDB's setting, what it sets: a BtOptions attribute or a ValueFormat field
+#: "values.FIELD", the allowed values or a parser)
+SETTINGS = {
+    "frame-arguments": ("print frame-arguments", "frame_arguments", FRAME_ARGUMENTS),
+    "entry-values": ("print entry-values", "entry_values", ENTRY_VALUES),
+    "frame-info": ("print frame-info", "frame_info", FRAME_INFO),
+    "backtrace-limit": ("backtrace limit", "backtrace_limit", _count),
+    "print-address": ("print address", "values.address", ON_OFF),
+    "print-symbol": ("print symbol", "values.symbol", ON_OFF),
+    "print-elements": ("print elements", "values.elements", _count),
+    "print-repeats": ("print repeats", "values.repeats", _count),
+    "output-radix": ("output-radix", "values.radix", ("8", "10", "16")),
+}
 
 
 class BtOptions:
-    __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values")
+    __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
+                 "frame_info", "backtrace_limit", "values")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
@@ -19,23 +57,35 @@ class BtOptions:
         #: GDB's defaults; inside GDB its own settings are read at each command
         self.frame_arguments = "scalars"
         self.entry_values = "default"
+        self.frame_info = "auto"
+        #: GDB's `backtrace limit` (None: unlimited)
+        self.backtrace_limit = None
+        #: a locals.format.ValueFormat (`print address`, `symbol`, `elements`, `repeats`,
+        #: `output-radix`), None for GDB's defaults
+        self.values = None
 
-
-def check_choice(what, value, choices):
-    """``value`` if it is one of ``choices``, else SwkError naming them."""
-    if value not in choices:
-        raise SwkError(f"swk-bt: {what} must be one of {', '.join(choices)}, not {value!r}")
-    return value
+    def set(self, name, text):
+        """Option ``name`` (a SETTINGS key) from its text; SwkError with one line if bad."""
+        _gdb, target, allowed = SETTINGS[name]
+        if callable(allowed):
+            value = allowed(name, text)
+        elif text not in allowed:
+            raise SwkError(f"swk-bt: {name} must be one of {', '.join(allowed)}, not {text!r}")
+        else:
+            value = text == "on" if allowed is ON_OFF else int(text) if name == "output-radix" else text
+        if target.startswith("values."):
+            values = (self.values or DEFAULT_FORMAT)._replace(**{target[7:]: value})
+            self.values = None if values == DEFAULT_FORMAT else values
+        else:
+            setattr(self, target, value)
 
 
 def parse_bt_args(argv, allow_full=False, defaults=None):
     """Parse swk-bt's arguments; raise SwkError with one line on anything unknown.
-    ``defaults``: option values before the arguments (a debugger's own settings)."""
+    ``defaults``: BtOptions attributes before the arguments (a debugger's own settings)."""
     opts = BtOptions()
     for key, value in (defaults or {}).items():
-        choices = FRAME_ARGUMENTS if key == "frame_arguments" else ENTRY_VALUES
-        if value in choices:
-            setattr(opts, key, value)
+        setattr(opts, key, value)
     flags = {"-json": "json", "--json": "json", "-all": "all", "--all": "all",
              "-compare": "compare", "--compare": "compare", "-v": "verbose", "-verbose": "verbose",
              "--verbose": "verbose"}
@@ -46,9 +96,8 @@ def parse_bt_args(argv, allow_full=False, defaults=None):
             setattr(opts, flags[arg], True)
             continue
         key, eq, value = arg.lstrip("-").partition("=")
-        if eq and arg.startswith("-") and key in ("frame-arguments", "entry-values"):
-            choices = FRAME_ARGUMENTS if key == "frame-arguments" else ENTRY_VALUES
-            setattr(opts, key.replace("-", "_"), check_choice(key, value, choices))
+        if eq and arg.startswith("-") and key in SETTINGS:
+            opts.set(key, value)
             continue
         try:
             n = int(arg, 0)

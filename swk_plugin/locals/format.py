@@ -4,17 +4,38 @@ on, address on, null-stop off, pretty off, union on, static-members on.
 """
 import locale
 import os
-import struct
 import unicodedata
+from collections import namedtuple
 
 from ..dwarf.expr import evaluate
+from .floats import format_float
 from .locations import SYNTHETIC_BYTE
 from .types import strip_typedefs, type_name
 
-__all__ = ["format_value", "format_float", "PRINT_MAX", "REPEAT_THRESHOLD", "MAX_DEPTH"]
+__all__ = ["format_value", "format_float", "ValueFormat", "PRINT_MAX", "REPEAT_THRESHOLD", "MAX_DEPTH"]
 
 PRINT_MAX = 200
 REPEAT_THRESHOLD = 10
+UNLIMITED = 1 << 62
+
+
+class ValueFormat(namedtuple("ValueFormat", "address symbol elements repeats radix")):
+    """GDB's print settings that change a value's text: `print address` (pointers' hex),
+    `print symbol` (a data pointer's <symbol>), `print elements` / `print repeats` (None:
+    unlimited) and `output-radix` (8, 10 or 16: integers and characters' codes)."""
+    __slots__ = ()
+
+    @property
+    def max_elements(self):
+        return UNLIMITED if self.elements is None or self.elements <= 0 else self.elements
+
+    @property
+    def repeat_threshold(self):
+        return UNLIMITED if self.repeats is None or self.repeats <= 0 else self.repeats
+
+
+#: GDB's defaults.
+DEFAULT_FORMAT = ValueFormat(True, True, PRINT_MAX, REPEAT_THRESHOLD, 10)
 MAX_DEPTH = 20
 
 _WIDE_NAMES = {"wchar_t": "L", "char16_t": "u", "char32_t": "U"}
@@ -34,96 +55,6 @@ def _host_is_utf8():
 
 
 UTF8 = _host_is_utf8()
-
-
-# --- floats ----------------------------------------------------------------------------------
-
-def _g(num, den, prec, neg):
-    """printf("%.{prec}g") of the exact value num/den (>= 0), rounded half-even as glibc."""
-    sign = "-" if neg else ""
-    if num == 0:
-        return sign + "0"
-    from decimal import Context, Decimal, ROUND_HALF_EVEN   # floats only: not every session
-    ctx = Context(prec=prec, rounding=ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
-    d = ctx.divide(Decimal(num), Decimal(den))
-    x = d.adjusted()
-    digits = d.as_tuple().digits
-    ds = "".join(map(str, digits)).ljust(prec, "0")[:prec]
-    if -4 <= x < prec:
-        if x >= 0:
-            ip, fp = ds[:x + 1], ds[x + 1:]
-        else:
-            ip, fp = "0", "0" * (-x - 1) + ds
-        fp = fp.rstrip("0")
-        return sign + ip + ("." + fp if fp else "")
-    mant = ds[0] + ("." + ds[1:].rstrip("0") if ds[1:].rstrip("0") else "")
-    return f"{sign}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
-
-
-def _mantissa_hex(mant, man_len):
-    """floatformat_mantissa: the first (man_len % 32 or 32) bits in %lx, then %08lx chunks."""
-    first = man_len % 32 or 32
-    rest = man_len - first
-    s = "%x" % (mant >> rest)
-    while rest > 0:
-        rest -= 32
-        s += "%08x" % ((mant >> rest) & 0xFFFFFFFF)
-    return s
-
-
-def format_float(data, fmt):
-    """A float as GDB prints it: %.9g / %.17g / %.21Lg (DECIMAL_DIG of the format),
-    inf, nan(0xmantissa), <invalid float value>."""
-    if fmt == "ieee32":
-        raw = int.from_bytes(data[:4], "little")
-        neg, exp, man, elen, mlen = raw >> 31, (raw >> 23) & 0xFF, raw & 0x7FFFFF, 8, 23
-        prec = 9
-    elif fmt == "ieee64":
-        raw = int.from_bytes(data[:8], "little")
-        neg, exp, man, elen, mlen = raw >> 63, (raw >> 52) & 0x7FF, raw & ((1 << 52) - 1), 11, 52
-        prec = 17
-    elif fmt == "ieee16":
-        raw = int.from_bytes(data[:2], "little")
-        neg, exp, man, elen, mlen = raw >> 15, (raw >> 10) & 0x1F, raw & 0x3FF, 5, 10
-        prec = 5
-    elif fmt == "ieee128":
-        raw = int.from_bytes(data[:16], "little")
-        neg, exp, man, elen, mlen = raw >> 127, (raw >> 112) & 0x7FFF, raw & ((1 << 112) - 1), 15, 112
-        prec = 36
-    elif fmt == "x87":
-        raw = int.from_bytes(data[:10], "little")
-        man = raw & ((1 << 64) - 1)
-        exp = (raw >> 64) & 0x7FFF
-        neg = (raw >> 79) & 1
-        intbit = man >> 63
-        if (exp == 0) != (intbit == 0):
-            return "<invalid float value>"
-        sign = "-" if neg else ""
-        if exp == 0x7FFF:
-            if man & ((1 << 63) - 1):
-                return f"{sign}nan(0x{_mantissa_hex(man, 64)})"
-            return sign + "inf"
-        e = (exp or 1) - 16383 - 63
-        num, den = (man << e, 1) if e >= 0 else (man, 1 << -e)
-        return _g(num, den, 21, neg)
-    else:
-        return "<invalid float value>"
-    sign = "-" if neg else ""
-    if exp == (1 << elen) - 1:
-        if man:
-            return f"{sign}nan(0x{_mantissa_hex(man, mlen)})"
-        return sign + "inf"
-    bias = (1 << (elen - 1)) - 1
-    if exp == 0:
-        m, e = man, 1 - bias - mlen
-    else:
-        m, e = man | (1 << mlen), exp - bias - mlen
-    if fmt == "ieee64":
-        return "%.17g" % struct.unpack("<d", data[:8])[0]
-    if fmt == "ieee32":
-        return "%.9g" % struct.unpack("<f", data[:4])[0]
-    num, den = (m << e, 1) if e >= 0 else (m, 1 << -e)
-    return _g(num, den, prec, neg)
 
 
 # --- characters and strings (GDB's wchar_iterator + print_wchar) -----------------------------
@@ -316,8 +247,9 @@ def _emit_char(raw, t):
     return prefix + "'" + "".join(parts) + "'"
 
 
-def _printstr(buf, width, t, force_ellipses, length=None):
+def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT):
     """generic_printstr with C's terminator rule and GDB's repeat / limit handling."""
+    limit, threshold = fmt.max_elements, fmt.repeat_threshold
     prefix = _classify(t)
     if length is None:
         length = len(buf) // width
@@ -327,13 +259,13 @@ def _printstr(buf, width, t, force_ellipses, length=None):
     if length == 0:
         return prefix + '""'
     chars = _chars(buf[:length * width], width, prefix)
-    # count_next_character: runs of equal characters, until PRINT_MAX is reached
+    # count_next_character: runs of equal characters, until the print elements limit is reached
     groups = []            # [result, w, raw, repeat]
     i = 0
     k = 0
     n = len(chars)
     finished = False
-    while i < PRINT_MAX:
+    while i < limit:
         if k >= n:
             finished = True
             break
@@ -364,7 +296,7 @@ def _printstr(buf, width, t, force_ellipses, length=None):
             out.append("<incomplete sequence " + _escape_bytes(raw, width)[0] + ">")
             last = "finish"
             break
-        if rep > REPEAT_THRESHOLD:
+        if rep > threshold:
             if last == "single":
                 out.append('"')
             if last != "start":
@@ -391,11 +323,12 @@ def _printstr(buf, width, t, force_ellipses, length=None):
 # --- the value printer ---------------------------------------------------------------------
 
 class _Printer:
-    def __init__(self, read_mem, symbolize, static_value):
+    def __init__(self, read_mem, symbolize, static_value, fmt=DEFAULT_FORMAT):
         self.read_mem = read_mem
         self.symbolize = symbolize
         self.static_value = static_value
         self.vb_seen = set()
+        self.fmt = fmt
 
     def _mem(self, addr, size):
         try:
@@ -406,16 +339,30 @@ class _Printer:
             return None
         return bytes(data[:size])
 
-    def address(self, a):
-        s = "0x%x" % a
-        if self.symbolize is not None:
+    def address(self, a, func=False):
+        """A pointer's text: its hex (`print address`), then <symbol> where one holds it (for
+        data pointers only under `print symbol`; a function pointer always names its function)."""
+        fmt = self.fmt
+        s = "0x%x" % a if fmt.address else ""
+        if self.symbolize is not None and (func or fmt.symbol):
             try:
                 sym = self.symbolize(a)
             except Exception:
                 sym = None
             if sym:
-                s += f" <{sym}>"
+                s += f" <{sym}>" if s else f"<{sym}>"
         return s
+
+    def integer(self, v, size):
+        """An integer in `output-radix`: hex and octal show the type's bits (-1 is 0xffffffff)."""
+        radix = self.fmt.radix
+        if radix == 10:
+            return str(v)
+        if v < 0:
+            v += 1 << (8 * size)
+        if radix == 16:
+            return "0x%x" % v
+        return "0%o" % v if v else "0"
 
     @staticmethod
     def _out(mask, off, size):
@@ -435,12 +382,16 @@ class _Printer:
         raw = buf[off:off + size]
         if k == "int" or k == "char":
             v = int.from_bytes(raw, "little", signed=not s.unsigned)
+            if self.fmt.radix != 10:        # output-radix: the code alone, no character
+                return self.integer(v, size)
             out = str(v)
             if _textual(t):
                 out += " " + _emit_char(raw, t)
             return out
         if k == "bool":
             v = int.from_bytes(raw, "little")
+            if self.fmt.radix != 10:        # output-radix formats bools as integers (not enums)
+                return self.integer(v, size)
             return "false" if v == 0 else "true" if v == 1 else str(v)
         if k == "enum":
             return self.enum(s, raw)
@@ -516,10 +467,11 @@ class _Printer:
         target = s.target
         ts = strip_typedefs(target) if target is not None else None
         if ts is not None and ts.kind == "func":
-            return self.address(a)
+            return self.address(a, func=True)
         out = self.address(a)
         if target is not None and a != 0 and _textual(target):
-            out += " " + self.string_at(a, target)
+            text = self.string_at(a, target)
+            out = out + " " + text if out else text
         return out
 
     def string_at(self, a, elt):
@@ -529,8 +481,9 @@ class _Printer:
         err_addr = None
         found_nul = False
         cur = a
-        while len(buf) < PRINT_MAX * width and not found_nul:
-            nfetch = min(8, PRINT_MAX - len(buf) // width)
+        limit = self.fmt.max_elements
+        while len(buf) < limit * width and not found_nul:
+            nfetch = min(8, limit - len(buf) // width)
             chunk = self._mem(cur, nfetch * width)
             if chunk is None:
                 chunk = bytearray()
@@ -559,21 +512,23 @@ class _Printer:
                 force = True
         out = ""
         if err_addr is None or buf:
-            out = _printstr(bytes(buf), width, elt, force)
+            out = _printstr(bytes(buf), width, elt, force, fmt=self.fmt)
         if err_addr is not None:
             out += f"<error: Cannot access memory at address 0x{err_addr:x}>"
         return out
 
     def reference(self, s, a, recurse, deref_ref):
-        out = "@" + "0x%x" % a
+        """``@0xADDR: value`` (generic_val_print_ref); under `print address off` the value alone."""
+        head = "@" + "0x%x" % a if self.fmt.address else ""
         if not deref_ref:
-            return out
+            return head
+        sep = head + ": " if head else ""
         target = s.target
         ts = strip_typedefs(target)
         data = self._mem(a, ts.size) if ts.size else b""
         if data is None:
-            return out + ": " + f"<error: Cannot access memory at address 0x{a:x}>"
-        return out + ": " + self.value(target, data, 0, None, recurse, a, deref_ref)
+            return sep + f"<error: Cannot access memory at address 0x{a:x}>"
+        return sep + self.value(target, data, 0, None, recurse, a, deref_ref)
 
     def array(self, s, t, buf, off, mask, recurse, addr, deref_ref):
         elt = s.target
@@ -583,12 +538,13 @@ class _Printer:
             a = (addr + off) if addr is not None else 0
             return self.pointer_like(elt, a)
         if _textual(elt) and not self._out(mask, off, n * es.size):
-            return _printstr(bytes(buf[off:off + n * es.size]), es.size, elt, False)
+            return _printstr(bytes(buf[off:off + n * es.size]), es.size, elt, False, fmt=self.fmt)
         esz = es.size
         parts = []
         things = 0
         i = 0
-        while i < n and things < PRINT_MAX:
+        limit, threshold = self.fmt.max_elements, self.fmt.repeat_threshold
+        while i < n and things < limit:
             eo = off + i * esz
             rep1 = i + 1
             reps = 1
@@ -602,10 +558,10 @@ class _Printer:
                 rep1 += 1
             sub = self.value(elt, buf, eo, mask, recurse + 1,
                              (addr + 0) if addr is not None else None, deref_ref)
-            if reps > REPEAT_THRESHOLD:
+            if reps > threshold:
                 parts.append(f"{sub} <repeats {reps} times>")
                 i = rep1
-                things += REPEAT_THRESHOLD
+                things += threshold
             else:
                 parts.append(sub)
                 i += 1
@@ -618,7 +574,8 @@ class _Printer:
     def pointer_like(self, elt, a):
         out = self.address(a)
         if a != 0 and _textual(elt):
-            out += " " + self.string_at(a, elt)
+            text = self.string_at(a, elt)
+            out = out + " " + text if out else text
         return out
 
     def struct(self, s, buf, off, mask, recurse, addr):
@@ -729,13 +686,14 @@ def _tn(t):
     return type_name(t)
 
 
-def format_value(vv, read_mem, *, symbolize=None, summary=False):
+def format_value(vv, read_mem, *, symbolize=None, summary=False, fmt=None):
     """The text GDB prints for the value in ``info locals`` / ``info args`` / ``bt full``.
 
     read_mem(addr, size) -> bytes reads target memory (strings behind char pointers,
     references); symbolize(addr) -> "sym+off" | None overrides the default
     <symbol> lookup (the variable's own module).  summary=True gives what bt's frame
     line shows for arguments ("..." for aggregates: print frame-arguments scalars).
+    ``fmt``: a ValueFormat (GDB's print settings), GDB's defaults when None.
     """
     if vv.error:
         if vv.var is not None:
@@ -749,14 +707,15 @@ def format_value(vv, read_mem, *, symbolize=None, summary=False):
             tgt = vv.synthetic_target
             if tgt is None:
                 return "<synthetic pointer>: <optimized out>"
-            inner = format_value(tgt, read_mem, symbolize=symbolize)
+            inner = format_value(tgt, read_mem, symbolize=symbolize, fmt=fmt)
             if tgt.error:
                 inner = f"<error: {tgt.error}>"
             return "<synthetic pointer>: " + inner
         return "<synthetic pointer>"
     if vv.optimized_out or vv.data is None:
         return "<optimized out>"
-    p = _Printer(read_mem, symbolize if symbolize is not None else vv.symbolize, vv.static_value)
+    p = _Printer(read_mem, symbolize if symbolize is not None else vv.symbolize, vv.static_value,
+                 fmt or DEFAULT_FORMAT)
     s = strip_typedefs(vv.type)
     if (s.kind not in ("struct", "union", "array", "ptr", "ref", "rref") and vv.opt_mask is not None
             and any(vv.opt_mask)):

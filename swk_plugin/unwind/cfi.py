@@ -8,6 +8,7 @@ pc walked twice costs one dictionary lookup.
 from ..dwarf.cfi import CfiError, CfiTable
 from ..elf.debugfile import attach_debug_file
 from ..errors import BadFileError
+from .modules import module_at
 
 #: Rules remembered per module (a memo: it starts over past this many pcs).
 RULES_PER_MODULE = 1 << 16
@@ -71,6 +72,5 @@ def _rule_at(module, addr):
 
 def cfi_covers(ps, pc):
     """Whether the CFI of the module holding ``pc`` has a row for it."""
-    from .modules import module_at
     lib, mod = module_at(ps, pc)
     return mod is not None and cfi_rule_at(mod, pc - lib.base) is not None

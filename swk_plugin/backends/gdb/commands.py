@@ -6,7 +6,7 @@ import gdb
 
 from ...errors import SwkError
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
-from ...options import parse_bt_args
+from ...options import FRAME_INFO, SETTINGS, BtOptions, parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
 from . import unwinder
@@ -120,8 +120,7 @@ disable/enable unwinder global swk)."""
 class SwkBt(gdb.Command):
     """Print a backtrace found by swk's own stack walker.
 
-Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE]
-              [-entry-values=MODE] [N | -N]
+Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] [-entry-values=MODE] [N | -N]
 
   N        show the innermost N frames; -N the outermost N.
   -all     walk every thread (also: thread apply all swk-bt).
@@ -135,6 +134,8 @@ Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE]
   -frame-arguments=all|scalars|none|presence, -entry-values=no|only|preferred|
            if-needed|both|compact|default: as GDB's `set print frame-arguments` and
            `set print entry-values`, whose current values are the defaults.
+The lines follow GDB's settings as bt does: print entry-values, frame-arguments,
+frame-info, address, symbol, elements, repeats, output-radix and backtrace limit.
 Inlined calls are shown as frames of kind "inline" above their physical frame, as GDB does.
 
 Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
@@ -170,15 +171,24 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
 
 
 def _gdb_print_settings():
-    """GDB's own settings that change bt's frame lines, read at each command (swk-bt's
-    -frame-arguments= / -entry-values= override them)."""
-    out = {}
-    for name, key in (("print frame-arguments", "frame_arguments"), ("print entry-values", "entry_values")):
+    """GDB's own settings that change bt's lines (options.SETTINGS), read at each command
+    as swk-bt's defaults (its -NAME=VALUE options override them)."""
+    opts = BtOptions()
+    for name, (gdb_name, _target, _allowed) in SETTINGS.items():
         try:
-            out[key] = gdb.parameter(name)
+            value = gdb.parameter(gdb_name)
         except (gdb.error, RuntimeError):
-            pass
-    return out
+            continue
+        if name == "frame-info" and value not in FRAME_INFO:
+            raise SwkError(f"swk-bt: 'print frame-info {value}' (source lines) is not supported; "
+                           f"swk-bt prints {', '.join(FRAME_INFO)}")
+        if name == "output-radix" and value not in (8, 10, 16):
+            continue
+        text = ("on" if value else "off") if isinstance(value, bool) else \
+            "unlimited" if value is None else str(value)
+        opts.set(name, text)
+    return {k: getattr(opts, k) for k in ("frame_arguments", "entry_values", "frame_info", "backtrace_limit",
+                                          "values")}
 
 
 def _write(lines):

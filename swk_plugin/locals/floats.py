@@ -1,0 +1,92 @@
+"""Floating-point values as GDB 13 prints them: %g of the exact value with the format's
+own precision (9 digits for IEEE single, 17 for double, 5 for half, 36 for quad, and the
+x87 extended format's), with inf, -inf and nan(0x...) spelled as GDB spells them."""
+import struct
+
+
+def _g(num, den, prec, neg):
+    """printf("%.{prec}g") of the exact value num/den (>= 0), rounded half-even as glibc."""
+    sign = "-" if neg else ""
+    if num == 0:
+        return sign + "0"
+    from decimal import Context, Decimal, ROUND_HALF_EVEN   # floats only: not every session
+    ctx = Context(prec=prec, rounding=ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
+    d = ctx.divide(Decimal(num), Decimal(den))
+    x = d.adjusted()
+    digits = d.as_tuple().digits
+    ds = "".join(map(str, digits)).ljust(prec, "0")[:prec]
+    if -4 <= x < prec:
+        if x >= 0:
+            ip, fp = ds[:x + 1], ds[x + 1:]
+        else:
+            ip, fp = "0", "0" * (-x - 1) + ds
+        fp = fp.rstrip("0")
+        return sign + ip + ("." + fp if fp else "")
+    mant = ds[0] + ("." + ds[1:].rstrip("0") if ds[1:].rstrip("0") else "")
+    return f"{sign}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
+
+
+def _mantissa_hex(mant, man_len):
+    """floatformat_mantissa: the first (man_len % 32 or 32) bits in %lx, then %08lx chunks."""
+    first = man_len % 32 or 32
+    rest = man_len - first
+    s = "%x" % (mant >> rest)
+    while rest > 0:
+        rest -= 32
+        s += "%08x" % ((mant >> rest) & 0xFFFFFFFF)
+    return s
+
+
+def format_float(data, fmt):
+    """A float as GDB prints it: %.9g / %.17g / %.21Lg (DECIMAL_DIG of the format),
+    inf, nan(0xmantissa), <invalid float value>."""
+    if fmt == "ieee32":
+        raw = int.from_bytes(data[:4], "little")
+        neg, exp, man, elen, mlen = raw >> 31, (raw >> 23) & 0xFF, raw & 0x7FFFFF, 8, 23
+        prec = 9
+    elif fmt == "ieee64":
+        raw = int.from_bytes(data[:8], "little")
+        neg, exp, man, elen, mlen = raw >> 63, (raw >> 52) & 0x7FF, raw & ((1 << 52) - 1), 11, 52
+        prec = 17
+    elif fmt == "ieee16":
+        raw = int.from_bytes(data[:2], "little")
+        neg, exp, man, elen, mlen = raw >> 15, (raw >> 10) & 0x1F, raw & 0x3FF, 5, 10
+        prec = 5
+    elif fmt == "ieee128":
+        raw = int.from_bytes(data[:16], "little")
+        neg, exp, man, elen, mlen = raw >> 127, (raw >> 112) & 0x7FFF, raw & ((1 << 112) - 1), 15, 112
+        prec = 36
+    elif fmt == "x87":
+        raw = int.from_bytes(data[:10], "little")
+        man = raw & ((1 << 64) - 1)
+        exp = (raw >> 64) & 0x7FFF
+        neg = (raw >> 79) & 1
+        intbit = man >> 63
+        if (exp == 0) != (intbit == 0):
+            return "<invalid float value>"
+        sign = "-" if neg else ""
+        if exp == 0x7FFF:
+            if man & ((1 << 63) - 1):
+                return f"{sign}nan(0x{_mantissa_hex(man, 64)})"
+            return sign + "inf"
+        e = (exp or 1) - 16383 - 63
+        num, den = (man << e, 1) if e >= 0 else (man, 1 << -e)
+        return _g(num, den, 21, neg)
+    else:
+        return "<invalid float value>"
+    sign = "-" if neg else ""
+    if exp == (1 << elen) - 1:
+        if man:
+            return f"{sign}nan(0x{_mantissa_hex(man, mlen)})"
+        return sign + "inf"
+    bias = (1 << (elen - 1)) - 1
+    if exp == 0:
+        m, e = man, 1 - bias - mlen
+    else:
+        m, e = man | (1 << mlen), exp - bias - mlen
+    if fmt == "ieee64":
+        return "%.17g" % struct.unpack("<d", data[:8])[0]
+    if fmt == "ieee32":
+        return "%.9g" % struct.unpack("<f", data[:4])[0]
+    num, den = (m << e, 1) if e >= 0 else (m, 1 << -e)
+    return _g(num, den, prec, neg)
