@@ -108,6 +108,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
     cfa = frame.cfa
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
     printer = getattr(frame.walker, "value_printer", None)
+    pointers = getattr(printer, "pointers", False)     # its printers take pointers too (GDB's)
     scope_depth = 0
     if printer is not None:
         scopes = frame_scopes(frame)
@@ -130,6 +131,17 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
             own.append(regs_seen[0] if regs_seen else LevelRegisters(walk, level))
         return own[0]
 
+    def debuggers(var, vv, summary):
+        """The debugger's own text for a value its printers take (GDB's pretty-printers,
+        LLDB's data formatters), or None: swk's text stands."""
+        if printer is None or vv is None or not _whole(vv) or not (
+                _aggregate(vv.type) or (pointers and _pointer_to_aggregate(vv.type))):
+            return None
+        try:
+            return printer(PrintRequest(shown, var, vv, scope_depth, summary))
+        except Exception:   # the debugger's printer failing leaves swk's own text
+            return None
+
     def render(planned, summary):
         var, plan, tname = planned
         if plan is not None and fmt is None:
@@ -147,13 +159,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
             tname = type_name(vv.type)
         except Exception as exc:
             value = f"<error reading variable {var.name} ({exc})>"
-        if printer is not None and vv is not None and _whole(vv) and _aggregate(vv.type):
-            try:
-                theirs = printer(PrintRequest(shown, var, vv, scope_depth, summary))
-            except Exception:   # the debugger's printer failing leaves swk's own text
-                theirs = None
-            if theirs is not None:
-                value = theirs
+        value = debuggers(var, vv, summary) or value
         out = {"name": var.name, "type": tname, "value": value}
         if vv is not None and not vv.error:
             if (vv.optimized_out or vv.data is None) and not vv.synthetic:
@@ -164,8 +170,8 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
             try:
                 ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
                 if ev is not None:
-                    out["entry"] = format_value(ev, ps.read_memory, symbolize=symbolize, summary=summary,
-                                                fmt=fmt)
+                    out["entry"] = debuggers(var, ev, summary) or format_value(
+                        ev, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
                     out["entry_same"] = bool(vv is not None and vv.data is not None and not vv.optimized_out
                                              and not vv.unavailable and vv.opt_mask is None
                                              and vv.data == ev.data)
@@ -311,6 +317,21 @@ def _whole(vv):
     """A value read completely: a debugger may print it."""
     return (vv.data is not None and not vv.optimized_out and not vv.unavailable and not vv.error
             and vv.opt_mask is None and not vv.synthetic)
+
+
+def _pointer_to_aggregate(t):
+    """A pointer (through typedefs and qualifiers) to a struct, class or union: what GDB's
+    pretty-printers are also written for (python-gdb.py's PyObject *)."""
+    for _ in range(64):
+        if t is None:
+            return False
+        if t.kind == "ptr":
+            return _aggregate(t.target)
+        if t.kind in ("typedef", "const", "volatile"):
+            t = t.target
+            continue
+        return False
+    return False
 
 
 def _aggregate(t):

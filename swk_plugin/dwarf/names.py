@@ -60,7 +60,7 @@ class FunctionNames:
                 params = TypePrinter(self._dwarf).physname_params(cu, off)
             except (IndexError, KeyError, ValueError, RecursionError, DwarfError, TypeError):
                 params = None
-            if params is not None and not gdb_can_parse(name + params):
+            if params is not None and not gdb_can_parse(name + params, computed=True, params_at=len(name)):
                 return name + params
         return name
 

@@ -499,19 +499,42 @@ def _split_function(s):
     return _split_scope(head), len(head)
 
 
+#: a function type among template arguments ("int (int)", GCC's "int(int)"); in the parameter
+#: list of a name GDB computes from DW_AT_name only the demangler's spaced one stops its parser
 _FN_TYPE_IN_ARGS = re.compile(r"[\w>\]*&]\s?\((?![*&])(?!anonymous namespace\))")
+_FN_TYPE_SPACED = re.compile(r"[\w>\]*&] \((?![*&])(?!anonymous namespace\))")
 
 
-def gdb_can_parse(name):
+def _scope_parens(name, i):
+    """Whether the parenthesis at ``i`` closes into "::": a function's parameters in the
+    name of something local to it ("run(int)::<lambda(int)>"), not a function type."""
+    depth = 0
+    for j in range(i, len(name)):
+        c = name[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return name.startswith("::", j + 1)
+    return False
+
+
+def gdb_can_parse(name, computed=False, params_at=None):
     """False for the C++ names GDB's name parser rejects (so that ``bt`` shows them whole,
-    parameters included): empty template argument lists ("std::tuple<>"), lambdas
-    ("{lambda(int)#1}", "<lambda(int)>"), anonymous types ("{...}"), entities local to a
-    function ("f(int)::X"), and function types among template arguments ("std::function<int (int)>")."""
-    if "<>" in name or "lambda" in name and ("{lambda" in name or "<lambda" in name):
+    parameters included): empty template argument lists ("std::tuple<>"), the demangler's
+    lambdas ("{lambda(int)#1}"; GCC's "<lambda(int)>" in names computed from DW_AT_name is
+    read), anonymous types ("{...}"), entities local to a function ("f(int)::X"), and
+    function types among template arguments as the demangler spells them ("std::function<int (int)>").
+    ``computed``: a name GDB computes from DW_AT_name and its own type printer, whose
+    anonymous types ("struct {...}") and function-local types ("run(int)::<lambda(int)>")
+    its parser reads, as it reads GCC's "std::function<int(int)>" in the parameter list
+    that starts at ``params_at`` (but not among the name's own template arguments)."""
+    if "<>" in name or "{lambda" in name:
         return False
-    if "{" in name:
+    if "{" in (name.replace("{...}", "") if computed else name):
         return False
-    k = name.find(")::")
+    k = -1 if computed else name.find(")::")      # GDB reads its own "run(int)::<lambda(int)>"
     while k != -1:
         if not name.startswith("(anonymous namespace", name.rfind("(", 0, k + 1)):
             return False
@@ -539,8 +562,11 @@ def gdb_can_parse(name):
             elif c == ">" and depth:
                 depth -= 1
             elif c == "(" and depth:
-                m = _FN_TYPE_IN_ARGS.match(name, i - 2 if name[i - 1] == " " else i - 1)
-                if m is not None and m.end() == i + 1:
+                rx = _FN_TYPE_SPACED if computed and params_at is not None and i >= params_at \
+                    else _FN_TYPE_IN_ARGS
+                m = rx.match(name, i - 2 if name[i - 1] == " " else i - 1)
+                if m is not None and m.end() == i + 1 and not _scope_parens(name, i) and \
+                        not name.endswith("<lambda", 0, i):       # GCC's closure "<lambda(int)>"
                     return False
             i += 1
     return True

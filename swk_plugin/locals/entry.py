@@ -13,7 +13,8 @@ from ..errors import SwkError
 from . import dies
 from .dwarfconst import (AT_abstract_origin, AT_call_origin, AT_call_return_pc, AT_call_tail_call, AT_call_target,
                          AT_call_value, AT_declaration, AT_GNU_call_site_target, AT_GNU_call_site_value,
-                         AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_specification,
+                         AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
+                         AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
 from .locations import FrameCtx, MemError, OptimizedOut, VarValue, find_location_expr, is_loclist
 from .scopes import Scope, engine_for
@@ -44,8 +45,10 @@ def call_sites(fn):
 
 
 def call_target(eng, site):
-    """What a call site calls: ("addr", unbiased entry in this module), ("name", linkage
-    name of an external function), ("expr", DW_AT_call_target expression) or None.
+    """What a call site calls: ("addr", unbiased entry in this module), ("addrs", the low
+    address of each of its ranges: a function split in parts, hot and cold, as GDB's
+    dwarf2_ranges_read_low_addrs), ("name", linkage name of an external function), ("expr",
+    DW_AT_call_target expression) or None.
     A fact of the DWARF: kept per call-site DIE in the module's cache."""
     memo = eng.module.cache.memo("call-targets")
     key = (site.cu.offset, site.offset)
@@ -66,6 +69,9 @@ def _call_target(eng, site):
     if node is None:
         return None
     for _ in range(4):
+        if AT_ranges in node.attrs and not node.attrs.get(AT_declaration):
+            lows = tuple(lo for lo, _hi in eng.d.die_ranges(node.cu, node.attrs) if lo)
+            return ("addrs", lows) if lows else None
         lp = node.attrs.get(AT_low_pc)
         if lp is not None:
             v = eng.d.address(node.cu, lp[1])
@@ -101,6 +107,8 @@ def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_
     callee_abs = callee_entry + callee_bias
     if kind == "addr":
         return v + caller_bias == callee_abs
+    if kind == "addrs":
+        return any(a + caller_bias == callee_abs for a in v)
     if kind == "name":
         st = module_symbols(callee_module)
         if st is None:
@@ -141,14 +149,14 @@ def _reaches_itself(eng, entry):
             if not is_tail_call(site):
                 continue
             tgt = call_target(eng, site)
-            if tgt is None or tgt[0] != "addr":
+            if tgt is None or tgt[0] not in ("addr", "addrs"):
                 continue
-            tgt = tgt[1]
-            if tgt == entry:
-                return True
-            if tgt not in seen:
-                seen.add(tgt)
-                todo.append(tgt)
+            for a in ((tgt[1],) if tgt[0] == "addr" else tgt[1]):
+                if a == entry:
+                    return True
+                if a not in seen:
+                    seen.add(a)
+                    todo.append(a)
     return False
 
 

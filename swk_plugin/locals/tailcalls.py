@@ -67,6 +67,8 @@ class _Resolver:
         kind, value = tgt
         if kind == "addr":
             return [value + bias]
+        if kind == "addrs":                          # every part of a split function, as GDB
+            return [a + bias for a in value]
         for other, obias in self.libraries:          # ("name", linkage name): the first definer
             table = module_symbols(other)
             for hit in (table.by_name(value) if table is not None else ()):

@@ -43,6 +43,13 @@ def find_symbol(pc, depth, name, is_param):
 class GdbValuePrinter:
     """Walker.value_printer inside GDB."""
 
+    #: GDB's printers are asked about pointers to aggregates too (python-gdb.py's PyObject *).
+    pointers = True
+
+    def __init__(self):
+        #: pointer types no printer took, while the objfiles (and so the printers) stay
+        self._plain = (None, set())
+
     def __call__(self, req):
         sym = find_symbol(req.pc, req.scope_depth, req.var.name, req.var.is_param)
         if sym is None:
@@ -50,6 +57,8 @@ class GdbValuePrinter:
         t = sym.type
         base = t.strip_typedefs()
         vv = req.value
+        if base.code == gdb.TYPE_CODE_PTR:
+            return self._pointer(t, vv, req.summary)
         if base.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
             target = base.target()
             if target.strip_typedefs().code not in _AGGREGATE or len(vv.data) != base.sizeof:
@@ -71,3 +80,22 @@ class GdbValuePrinter:
             if gdb.default_visualizer(value) is None:
                 return None
         return value.format_string(summary=req.summary) if req.summary else value.format_string()
+
+    def _pointer(self, t, vv, summary):
+        """A pointer's text from the printer GDB has for it, or None (most pointer types have
+        none: that answer is kept per type name while GDB's objfiles stay the same)."""
+        if len(vv.data) != t.sizeof:
+            return None
+        key = len(gdb.objfiles())
+        held, plain = self._plain
+        if held != key:
+            plain = set()
+            self._plain = (key, plain)
+        name = str(t)
+        if name in plain:
+            return None
+        value = gdb.Value(vv.data, t)
+        if gdb.default_visualizer(value) is None:
+            plain.add(name)
+            return None
+        return value.format_string(summary=summary) if summary else value.format_string()
