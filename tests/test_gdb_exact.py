@@ -20,6 +20,7 @@ call site's callee named by its bare name resolving to a hidden symbol version
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -326,3 +327,60 @@ def test_print_settings_cli_core(progs, mode):
         errs.append(f"a bad --print-elements is not one clear line: {p.stdout!r}")
     if errs:
         _fail(errs, *blocks)
+
+
+# --------------------------------------------------------------------------
+# Rust: the names GDB builds from DWARF
+# --------------------------------------------------------------------------
+
+def _rustc() -> str:
+    import shutil
+    rustc = shutil.which("rustc") or str(Path.home() / ".cargo" / "bin" / "rustc")
+    if not Path(rustc).exists():
+        S.missing("rustc not found", "install Rust (rustup) so that rustc is on PATH or in ~/.cargo/bin")
+    return rustc
+
+
+def _rust_build() -> Path:
+    """tests/corpus/rust_panic.rs built with rustc -g -O (cached by source and rustc version)."""
+    import hashlib
+    rustc = _rustc()
+    src = T.CORPUS / "rust_panic.rs"
+    version = subprocess.run([rustc, "--version"], stdout=subprocess.PIPE, text=True).stdout
+    key = hashlib.sha256(src.read_bytes() + version.encode()).hexdigest()[:16]
+    out = T.BUILD / f"rust_panic-{key}" / "rust_panic"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run([rustc, "-g", "-O", str(src), "-o", str(out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            raise T.BuildError(f"rustc failed:\n{p.stdout}")
+    return out
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core"])
+def test_rust_names(where):
+    """A Rust thread stopped in its panic (break rust_panic): every frame of swk-bt is named as
+    GDB names it from DWARF ("std::panicking::rust_panic", "rust_panic::deep",
+    "core::panic::unwind_safe::{impl#23}::call_once<u8, ...>"), never by its linkage name
+    ("_RNvNt..." or "_ZN4main4deep17h...E"), at GDB's levels and pcs."""
+    exe = _rust_build()
+    stop = ["break rust_panic", "run"]
+    core = T.make_core(exe, stop) if where == "gdb-core" else None
+    out = T.run_gdb(exe, [*SETTINGS, *([] if core else stop), *_marked("GDB", "bt"), f"source {T.GDB_INIT}",
+                          *_marked("SWK", "swk-bt")], core=core, timeout=180)
+    g, s = _between(out, "GDB"), _between(out, "SWK")
+    frame = re.compile(r"^(#\d+)\s+(?:(0x[0-9a-f]+) in )?(.*?) \(")
+
+    def names(lines):
+        return [m.groups() for m in map(frame.match, lines) if m]
+    errs = []
+    if not any(n == "rust_panic::deep" for _l, _pc, n in names(g)):
+        errs.append("GDB's bt has no frame rust_panic::deep: the stop is not the panic")
+    if names(g) != names(s):
+        errs += [f"  gdb: {a}\n  swk: {b}" for a, b in zip(names(g), names(s)) if a != b] or \
+            [f"GDB has {len(names(g))} frames, swk {len(names(s))}"]
+    errs += [f"a linkage name: {ln}" for ln in s if re.search(r"\b_(R|ZN)[0-9A-Za-z_$]{6,}", ln)]
+    if errs:
+        _fail(errs, ("bt", g), ("swk-bt", s))

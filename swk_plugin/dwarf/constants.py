@@ -36,6 +36,7 @@ AT_rnglists_base = 0x74
 AT_GNU_addr_base = 0x2133
 AT_GNU_ranges_base = 0x2132
 
+LANG_rust = 0x1c
 LANG_asm = 0x8001        # DW_LANG_Mips_Assembler, what gas emits for .S files
 CPP_LANGS = frozenset((0x04, 0x1a, 0x21, 0x2b, 0x2c, 0x33))   # C++, C++03, C++11, C++14, C++17, C++20
 
@@ -62,6 +63,7 @@ TAG_restrict_type = 0x37
 TAG_unspecified_type = 0x3b
 TAG_rvalue_reference_type = 0x42
 TAG_atomic_type = 0x47
+TAG_template_type_param = 0x2f
 AT_type = 0x49
 AT_artificial = 0x34
 AT_upper_bound = 0x2f

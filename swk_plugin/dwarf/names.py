@@ -7,7 +7,8 @@ parameter list its symbol has.
 """
 from ..elf.demangle import demangle, drop_return_type, gdb_can_parse, strip_params
 from .constants import (AT_abstract_origin, AT_linkage_name, AT_MIPS_linkage_name, AT_name,
-                        AT_specification, TAG_namespace, TAG_subprogram, CPP_LANGS, SCOPE_TAGS)
+                        AT_specification, AT_type, LANG_rust, TAG_namespace, TAG_subprogram,
+                        TAG_template_type_param, CPP_LANGS, SCOPE_TAGS)
 from .typeprint import TypePrinter, canon
 from .units import DwarfError
 
@@ -35,6 +36,8 @@ class FunctionNames:
     def _func_name(self, cu, off):
         """GDB's name for the function DIE: its linkage name (demangled, without parameters,
         for C++), else DW_AT_name qualified by the enclosing namespaces and classes."""
+        if cu.language == LANG_rust:
+            return self._rust_name(cu, off)
         cpp = cu.language in CPP_LANGS
         linkage = self._attr_chain(cu, off, (AT_linkage_name, AT_MIPS_linkage_name))
         if linkage:
@@ -63,6 +66,64 @@ class FunctionNames:
             if params is not None and not gdb_can_parse(name + params, computed=True, params_at=len(name)):
                 return name + params
         return name
+
+    # --- Rust: GDB names a function from DWARF, never from its linkage name ----------------
+    def _rust_name(self, cu, off):
+        """dwarf2_compute_name for Rust: the enclosing namespaces ("{impl#2}", "{closure#0}"
+        are namespaces too), DW_AT_name, and the type parameters as GDB's Rust printer names
+        them ("core::slice::index::{impl#2}::index<u8>", "main::deep")."""
+        name = self._attr_chain(cu, off, (AT_name,))
+        if name is None:
+            return None
+        spec = self._spec_die(cu, off)
+        dcu, doff = spec if spec is not None else (cu, off)
+        prefix = self._rust_prefix(dcu, doff)
+        targs = []
+        for c in (self._dwarf.children(dcu, doff) if "<" not in name else ()):
+            r = self._dwarf.die_full(dcu, c)
+            if r is not None and r[1] == TAG_template_type_param and AT_type in r[2]:
+                targs.append(self._rust_type(r[0], r[2][AT_type][1], 0))
+        if targs and "<" not in name:      # a name with its arguments already is kept, as GDB
+            name += "<" + ", ".join(targs) + ">"
+        return prefix + "::" + name if prefix else name
+
+    def _rust_prefix(self, cu, off):
+        """The "::"-joined names of the namespaces and types around DIE ``off``."""
+        d = self._dwarf
+        par = d.parents(cu)
+        parts = []
+        p = par.get(off)
+        for _ in range(64):
+            if p is None:
+                break
+            r = d.die_full(cu, p)
+            if r is None:
+                break
+            _u, tag, attrs, _c, _e = r
+            if tag in SCOPE_TAGS and AT_name in attrs:
+                parts.append(d.string(cu, attrs[AT_name][1]))
+            elif tag == TAG_subprogram:
+                break
+            p = par.get(p)
+        return "::".join(reversed(parts))
+
+    def _rust_type(self, cu, off, depth):
+        """A type as GDB's Rust printer names it in a template argument list: its DW_AT_name
+        (rustc's "&str", "()", "!", "(dyn ... + ...)"), qualified by its namespaces when
+        it is an aggregate; "?" where DWARF gives no name."""
+        if not isinstance(off, int) or depth > 16:
+            return "?"
+        r = self._dwarf.die_full(cu, off)
+        if r is None:
+            return "?"
+        tcu, tag, attrs, _c, _e = r
+        if AT_name not in attrs:
+            return self._rust_type(tcu, attrs[AT_type][1], depth + 1) if AT_type in attrs else "?"
+        nm = self._dwarf.string(tcu, attrs[AT_name][1])
+        if tag in SCOPE_TAGS and nm and not nm.startswith(("(", "[", "&", "*")):
+            pre = self._rust_prefix(tcu, off)
+            return pre + "::" + nm if pre else nm
+        return nm
 
     def _attr_chain(self, cu, off, wanted):
         """dwarf2_attr: the first of ``wanted`` on the DIE, else on the DIE its
