@@ -3,7 +3,8 @@ thread by thread, at random moments.
 
 The programs of test_real_programs.py (CPython 3.11 with python3.11-dbg's DWARF, Perl, Tcl,
 bash, sqlite3, xz -T2, gzip; glibc's frames with libc6-dbg's DWARF) and a C++ program built
-here on libstdc++ (tests/corpus/real_sorter.cpp, -O2 -g) are started, stopped with
+here on libstdc++ (tests/corpus/real_sorter.cpp, -O2 -g), and Lua 5.4 with liblua5.4-0-dbg (whose
+DWARF is dwz-compressed: a supplementary file holds the shared DIEs) are started, stopped with
 SIGSTOP after a delay drawn from the suite's seed and attached with ``gdb -p``; in ONE session
 (real_programs/bt_lines.py) GDB prints ``bt`` for every thread before swk is loaded, then
 ``swk-bt`` for every thread.  On every thread where GDB's walk is complete (no "Backtrace
@@ -43,13 +44,17 @@ pytestmark = [pytest.mark.swk]
 
 SAMPLES = int(os.environ.get("SWK_REAL_SAMPLES", "2"))
 SCRIPT = RP.DRIVERS / "bt_lines.py"
-PROGRAM_IDS = ["python", "perl", "tcl", "bash", "sqlite", "xz", "gzip", "cxx"]
+PROGRAM_IDS = ["python", "perl", "tcl", "bash", "sqlite", "xz", "gzip", "cxx", "lua"]
 
 
 def program(prog_id: str) -> RP.Program:
     """The program sampled: test_real_programs' own, or "cxx": tests/corpus/real_sorter.cpp
     built at -O2 -g (std::sort through std::function, std::map, std::ostringstream: frames
     of libstdc++'s templates inlined, with libstdc++6-12-dbg's DWARF for the library)."""
+    if prog_id == "lua":
+        return RP.Program("lua", ("/usr/bin/lua5.4", str(RP.DRIVERS / "recurse.lua")), "lua5.4",
+                          note="Lua 5.4: table.sort with a Lua comparator (liblua5.4-0-dbg's DWARF is "
+                               "dwz-compressed: types and abstract DIEs in a supplementary file)")
     if prog_id != "cxx":
         return RP.PROGRAMS_BY_ID[prog_id]
     exe = T.build(["real_sorter.cpp"], "real_sorter-O2", ("-O2", "-g"))

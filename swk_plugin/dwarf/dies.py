@@ -27,6 +27,9 @@ class DieQueries:
 
     def die_attrs(self, cu, off, wanted=DIE_ATTRS_FUNC):
         """(tag, attrs) of the DIE at .debug_info offset ``off`` in the same unit, or None."""
+        other = self.routed(cu, off)
+        if other is not None:
+            return other[0].die_attrs(other[1], off, wanted)
         target = cu
         if not (cu.offset <= off < cu.end):
             target = self._unit_containing(off)
@@ -40,6 +43,9 @@ class DieQueries:
 
     def die_full(self, cu, off):
         """(unit, tag, attrs, has_children, end of attributes) of any DIE, every attribute read."""
+        other = self.routed(cu, off)
+        if other is not None:
+            return other[0].die_full(other[1], off)
         target = cu
         if not (cu.offset <= off < cu.end):
             target = self._unit_containing(off)
@@ -53,6 +59,9 @@ class DieQueries:
 
     def children(self, cu, off):
         """Offsets of the direct children of the DIE at ``off`` (same unit)."""
+        other = self.routed(cu, off)
+        if other is not None:
+            return other[0].children(other[1], off)
         r = self.die_full(cu, off)
         if r is None or not r[3]:
             return []
@@ -84,6 +93,8 @@ class DieQueries:
 
     def parents(self, cu):
         """{DIE offset: parent DIE offset} for the whole unit (built on first use)."""
+        if cu.owner is not None and cu.owner is not self:
+            return cu.owner.parents(cu)
         if cu._parents is None:
             with self._lock:
                 if cu._parents is None:
@@ -118,7 +129,7 @@ class DieQueries:
         for c in self._cus.values():
             if c.offset <= off < c.end:
                 return c
-        p = 0
+        p = self.info_base
         while True:
             info = self.secs.upto(".debug_info", p + 12)   # inflate only as far as off's unit
             if info is None or p + 11 > len(info):
@@ -134,7 +145,11 @@ class DieQueries:
 
     # --- whole DIE trees and unit helpers (for swk_plugin.locals) ------------------------------
     def unit_of(self, off):
-        """The unit holding .debug_info offset ``off``, or None."""
+        """The unit holding .debug_info offset ``off`` (of this file or its supplementary
+        file), or None."""
+        other = self.routed(None, off)
+        if other is not None:
+            return other[1]
         try:
             return self._unit_containing(off)
         except (IndexError, struct.error, ValueError, DwarfError):
@@ -144,6 +159,9 @@ class DieQueries:
         """The DIE at ``off`` with all its descendants, every attribute read, in one pass:
         a DieNode tree (None on malformed DWARF).  Functions and aggregates are small, so
         reading them whole is cheaper than a seek per child."""
+        other = self.routed(cu, off)
+        if other is not None:
+            return other[0].die_tree(other[1], off)
         target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
         info = self.secs.view(".debug_info")
         if info is None or target is None:
@@ -183,6 +201,8 @@ class DieQueries:
 
     def die_ranges(self, cu, attrs):
         """[(lo, hi)] of a DIE from its DW_AT_low_pc/high_pc or DW_AT_ranges ([] if empty)."""
+        if cu.owner is not None and cu.owner is not self:
+            return cu.owner.die_ranges(cu, attrs)
         return self._die_ranges(cu, attrs)
 
     def unit_attrs(self, cu):

@@ -12,6 +12,7 @@ import struct
 import threading
 
 from ..elf.sections import debug_sections
+from .altfile import ALT_BASE, ALT_STR, ShiftedSections, open_alt
 from .aranges import UnitMap
 from .constants import (AT_GNU_addr_base, AT_addr_base, AT_comp_dir, AT_high_pc, AT_language,
                         AT_low_pc, AT_name, AT_ranges, AT_rnglists_base, AT_stmt_list,
@@ -23,12 +24,18 @@ from .units import FIXED_SIZES, DwarfError, Unit, cstr, sleb, uint, uleb
 
 
 
+_UNREAD = object()
+
+
 class DwarfInfo(UnitMap, LinePrograms, DieQueries):
     """The DWARF of one ELF file."""
 
-    def __init__(self, module):
+    def __init__(self, module, base=0):
         self.module = module
-        self.secs = debug_sections(module)
+        #: where this file's .debug_info offsets start (ALT_BASE for a supplementary file)
+        self.info_base = base
+        self.secs = ShiftedSections(debug_sections(module), base) if base else debug_sections(module)
+        self._alt = _UNREAD
         self.little = self.secs.little
         self.default_addr_size = 8 if self.secs.is64 else 4
         self._lock = threading.RLock()
@@ -36,6 +43,26 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         self._map = None         # (los, his, prefix_max_hi, cu_offsets)
         self._amap = None        # the same from .debug_aranges alone
         self._abbrev_cache = {}
+
+    def alt_info(self):
+        """The DwarfInfo of the supplementary file (dwz) this file's DIEs refer to, or None."""
+        if self._alt is _UNREAD:
+            self._alt = None if self.info_base else open_alt(self, DwarfInfo)
+        return self._alt
+
+    def routed(self, cu, off):
+        """(the DwarfInfo, unit) that reads the DIE at ``off``: this file's, or for an offset
+        of the supplementary file (or a unit of it) that file's; None when unreadable."""
+        if off >= ALT_BASE and not self.info_base:
+            alt = self.alt_info()
+            if alt is None:
+                return None
+            if cu is None or cu.owner is not alt or not (cu.offset <= off < cu.end):
+                cu = alt.unit_of(off)
+            return (alt, cu) if cu is not None else None
+        if cu is not None and cu.owner is not None and cu.owner is not self:
+            return cu.owner, cu
+        return None
 
     # --- units ------------------------------------------------------------------------------
     def unit_at(self, off):
@@ -60,6 +87,7 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         if off + 11 > len(info):
             raise DwarfError("unit header out of range")
         cu = Unit()
+        cu.owner = self
         cu.offset = off
         length = uint(info, off, 4, little)
         pos = off + 4
@@ -145,25 +173,25 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                 return ("strx", v), pos + fixed
             elif 0x29 <= form <= 0x2c:
                 return ("addrx", v), pos + fixed
-            elif form == 0x1c or form == 0x24:                 # ref_sup
-                return ("ref_sup", v), pos + fixed
+            elif form == 0x1c or form == 0x24:                 # ref_sup4, ref_sup8
+                return ALT_BASE + v, pos + fixed
             return v, pos + fixed
         if form == 0x01:                                       # addr
             return int.from_bytes(data[pos:pos + cu.addr_size], "little" if little else "big"), pos + cu.addr_size
         if form in (0x0e, 0x1f, 0x1d, 0x1f21):                 # strp, line_strp, strp_sup, GNU_strp_alt
             v = int.from_bytes(data[pos:pos + cu.offsz], "little" if little else "big")
-            sec = {0x0e: ".debug_str", 0x1f: ".debug_line_str"}.get(form)
+            sec = {0x0e: ".debug_str", 0x1f: ".debug_line_str"}.get(form, ALT_STR)
             return ("strp", sec, v), pos + cu.offsz
         if form == 0x08:                                       # string
             return cstr(data, pos)
         if form in (0x17, 0x1f20):                             # sec_offset, GNU_ref_alt
             v = int.from_bytes(data[pos:pos + cu.offsz], "little" if little else "big")
-            if form == 0x1f20:
-                return ("ref_alt", v), pos + cu.offsz
+            if form == 0x1f20:                                 # a DIE of the supplementary file
+                return ALT_BASE + v, pos + cu.offsz
             return v, pos + cu.offsz
         if form == 0x10:                                       # ref_addr
             sz = cu.addr_size if cu.version <= 2 else cu.offsz
-            return int.from_bytes(data[pos:pos + sz], "little" if little else "big"), pos + sz
+            return self.info_base + int.from_bytes(data[pos:pos + sz], "little" if little else "big"), pos + sz
         if form == 0x0f or form == 0x15 or form in (0x22, 0x23):   # udata, ref_udata, loclistx, rnglistx
             v, pos = uleb(data, pos)
             if form == 0x15:
@@ -246,10 +274,15 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
     def string(self, cu, v):
         if v is None:
             return None
+        if cu is not None and cu.owner is not None and cu.owner is not self:
+            return cu.owner.string(cu, v)
         if isinstance(v, bytes):
             return v.decode("utf-8", "replace")
         if isinstance(v, tuple):
             if v[0] == "strp":
+                if v[1] == ALT_STR:                             # the supplementary file's
+                    alt = self.alt_info()
+                    return alt.string(None, ("strp", ".debug_str", v[2])) if alt is not None else None
                 if v[1] is None:
                     return None
                 sec = self.secs.get(v[1])
@@ -272,6 +305,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         return None
 
     def address(self, cu, v):
+        if cu is not None and cu.owner is not None and cu.owner is not self:
+            return cu.owner.address(cu, v)
         if isinstance(v, int):
             return v
         if isinstance(v, tuple) and v[0] == "addrx":

@@ -66,7 +66,7 @@ class Unit:
     __slots__ = ("offset", "end", "version", "unit_type", "addr_size", "offsz", "abbrev_off",
                  "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
                  "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
-                 "_abbrevs", "_scopes", "_parents", "_names")
+                 "_abbrevs", "_scopes", "_parents", "_names", "owner")
 
     def __init__(self):
         self.name = None
@@ -85,3 +85,5 @@ class Unit:
         self._scopes = None
         self._parents = None
         self._names = None
+        #: the DwarfInfo that read the unit (a supplementary file's units are its own)
+        self.owner = None
