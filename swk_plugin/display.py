@@ -170,16 +170,44 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
             try:
                 ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
                 if ev is not None:
-                    out["entry"] = debuggers(var, ev, summary) or format_value(
-                        ev, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
+                    referent = ev.entry_referent
+                    if referent is None:
+                        out["entry"] = debuggers(var, ev, summary) or format_value(
+                            ev, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
+                    else:       # a reference: the object it refers to as it was on entry
+                        out["entry"] = format_value(ev, _reading_entry(ps.read_memory, ev, referent),
+                                                    symbolize=symbolize, summary=summary, fmt=fmt)
                     out["entry_same"] = bool(vv is not None and vv.data is not None and not vv.optimized_out
                                              and not vv.unavailable and vv.opt_mask is None
-                                             and vv.data == ev.data)
+                                             and vv.data == ev.data and _same_referent(ps, ev, referent))
             except Exception:   # no entry value: the value alone is shown
                 pass
         return out
     return ([render(v, summary_args) for v in args],
             [] if args_only else [render(v, False) for v in locals_])
+
+
+def _reading_entry(read_memory, ev, referent):
+    """read_memory, except that the object a reference's entry value refers to reads as it
+    was on entry (DW_AT_call_data_value), as GDB prints ``x@entry=@0x...: 1``."""
+    where = int.from_bytes(ev.data, "little")
+
+    def read(addr, size):
+        if where <= addr and addr + size <= where + len(referent):
+            return referent[addr - where:addr - where + size]
+        return read_memory(addr, size)
+    return read
+
+
+def _same_referent(ps, ev, referent):
+    """GDB's val_equal for a reference: the referred object now holds its entry contents."""
+    if referent is None:
+        return True
+    try:
+        now = ps.read_memory(int.from_bytes(ev.data, "little"), len(referent))
+    except Exception:
+        return False
+    return bytes(now) == referent
 
 
 def line_args_text(shown, walk):
@@ -216,14 +244,18 @@ def line_args_text(shown, walk):
                 data = ps.read_memory((cfa + where) & ps.arch.address_mask, full)
             except Exception:
                 return None                   # the general path says what went wrong
-            parts.append(f"{name}={int.from_bytes(data, 'little', signed=sign)}")
-            continue
-        v = regs.get(where)
-        if v is None or type(v) is not int:
-            return None
-        v &= full - 1
-        if sign and v & sign:
-            v -= full
+            v = int.from_bytes(data, "little", signed=bool(sign))
+            if entry_reg is None:
+                parts.append(f"{name}={v}")
+                continue
+            full, sign = 1 << (8 * full), (1 << (8 * full - 1)) if sign else 0
+        else:
+            v = regs.get(where)
+            if v is None or type(v) is not int:
+                return None
+            v &= full - 1
+            if sign and v & sign:
+                v -= full
         if entry_reg is not None:
             if entry is None:
                 entry = entry_regs(walk, shown.index, shown.outermost)
@@ -253,11 +285,11 @@ def _line_plan(module, scope, addr, arch):
         if plan is None:
             return None
         if plan[0] == "cfa":
-            _kind, off, size, signed = plan
-            out.append(("cfa", var.name, off, size, signed, None))
+            _kind, off, size, signed, entry_reg = plan
+            out.append(("cfa", var.name, off, size, signed, entry_reg))
             continue
         _kind, reg, size, signed, entry_reg = plan
-        if size > arch.reg_size(reg) or (entry_reg is not None and size > arch.reg_size(entry_reg)):
+        if size > arch.reg_size(reg) or (isinstance(entry_reg, int) and size > arch.reg_size(entry_reg)):
             return None
         bits = 8 * size
         out.append(("reg", var.name, reg, 1 << bits, (1 << (bits - 1)) if signed else 0, entry_reg))
@@ -271,23 +303,24 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):
     if plan[0] == "cfa":
         if cfa is None:
             return None
-        _kind, off, size, signed = plan
+        _kind, off, size, signed, entry_reg = plan
         try:
             data = ps.read_memory((cfa + off) & mask, size)
         except Exception:
             return None                       # the general path says what went wrong
-        return {"name": var.name, "type": tname, "value": str(int.from_bytes(data, "little", signed=signed))}
-    _kind, reg, size, signed, entry_reg = plan
-    v = regs.get(reg)
-    if v is None or not isinstance(v, int) or size > reg_size(reg):
-        return None
+        v = int.from_bytes(data, "little")
+    else:
+        _kind, reg, size, signed, entry_reg = plan
+        v = regs.get(reg)
+        if v is None or not isinstance(v, int) or size > reg_size(reg):
+            return None
     bits = 8 * size
     v &= (1 << bits) - 1
     out = {"name": var.name, "type": tname, "value": str(v - (1 << bits) if signed and v >> (bits - 1) else v)}
     if entry_reg is not None and entry:
         e = entry.get(entry_reg)
         if e is not None:
-            if not isinstance(e, int) or size > reg_size(entry_reg):
+            if not isinstance(e, int) or (isinstance(entry_reg, int) and size > reg_size(entry_reg)):
                 return None
             e &= (1 << bits) - 1
             out["entry"] = str(e - (1 << bits) if signed and e >> (bits - 1) else e)

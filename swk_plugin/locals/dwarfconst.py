@@ -83,10 +83,12 @@ AT_call_origin = 0x7f
 AT_call_pc = 0x81
 AT_call_tail_call = 0x82
 AT_call_target = 0x83
+AT_call_data_value = 0x86
 AT_loclists_base = 0x8c
 AT_MIPS_linkage_name = 0x2007
 AT_GNU_vector = 0x2107
 AT_GNU_call_site_value = 0x2111
+AT_GNU_call_site_data_value = 0x2112
 AT_GNU_call_site_target = 0x2113
 AT_GNU_tail_call = 0x2115
 

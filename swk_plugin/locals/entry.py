@@ -6,13 +6,15 @@ DW_TAG_call_site_parameter for R, its DW_AT_call_value computed in the
 caller's frame, when the call site is known to call this very function and
 it cannot reach itself by tail calls (GDB's checks).
 """
+from ..arch import from_elf_machine
 from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import ExprError
 from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
-from .dwarfconst import (AT_abstract_origin, AT_call_origin, AT_call_return_pc, AT_call_tail_call, AT_call_target,
-                         AT_call_value, AT_declaration, AT_GNU_call_site_target, AT_GNU_call_site_value,
+from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin, AT_call_return_pc,
+                         AT_call_tail_call, AT_call_target, AT_call_value, AT_declaration,
+                         AT_GNU_call_site_data_value, AT_GNU_call_site_target, AT_GNU_call_site_value,
                          AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
                          AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
@@ -171,11 +173,13 @@ class _CallSiteScope:
 class EntryRegs(dict):
     """{DWARF regno: entry value}; ``from_fbreg`` lists the registers whose DW_AT_call_value
     used DW_OP_fbreg (GDB 13 evaluates those against the callee's frame base, so its
-    value differs from ours there)."""
+    value differs from ours there); ``data`` holds, per register, what the call site's
+    DW_AT_call_data_value says the object a reference parameter refers to held on entry."""
 
     def __init__(self):
         super().__init__()
         self.from_fbreg = set()
+        self.data = {}
 
 
 def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
@@ -200,7 +204,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     plan = _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias)
     if plan is None:
         return out
-    scope, dyn_target, params = plan
+    scope, dyn_target, params, datas = plan
     ctx = None
     if dyn_target is not None:      # an indirect call: its target is computed in the caller's frame
         ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
@@ -241,6 +245,20 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                 out[r] = v
         if r in out and (has_fbreg or ctx.used_entry & from_fbreg):
             out.from_fbreg.add(r)
+    for r, code, cu in datas:                 # what a reference parameter's object held
+        if ctx is None:
+            ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
+                           caller_entry_regs, reg_size)
+        try:
+            res = ctx.evaluate(code, cu)
+        except (OptimizedOut, MemError, ExprError, SwkError):
+            continue
+        if res.kind in ("memory", "value"):
+            out.data[r] = res.value
+        elif res.kind == "implicit":
+            out.data[r] = bytes(res.value)
+        elif res.kind == "register" and isinstance(regs.get(res.value), int):
+            out.data[r] = regs[res.value]
     return out
 
 
@@ -258,8 +276,8 @@ def site_fast_values(caller_module, caller_ra, bias, callee_entry=None, callee_m
     plan = _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias)
     if plan is None:
         return ()
-    _scope, dyn_target, params = plan
-    if dyn_target is not None or any(fast is None for _r, _c, _cu, fast, _fb in params):
+    _scope, dyn_target, params, datas = plan
+    if dyn_target is not None or datas or any(fast is None for _r, _c, _cu, fast, _fb in params):
         return None
     return tuple((r, None, fast[1], fb) if fast[0] == "const" else (r, fast[1], fast[2], fb)
                  for r, _code, _cu, fast, fb in params)
@@ -296,6 +314,8 @@ def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
                 ok = False
         if ok:
             params = []
+            datas = []
+            sp = _sp_dwarf(caller_module)
             for p in site.children:
                 if p.tag not in (TAG_call_site_parameter, TAG_GNU_call_site_parameter):
                     continue
@@ -308,12 +328,29 @@ def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
                     r = lb[0] - 0x50
                 elif lb[:1] == b"\x90":
                     r, _p = uleb128(lb, 1)
+                elif sp is not None and lb[:1] == bytes((0x70 + sp,)):    # on the stack at the call
+                    off, end = sleb128(bytes(lb), 1)
+                    if end != len(lb):
+                        continue
+                    r = ("fb", off)
                 else:
                     continue
                 code = bytes(val[1])
                 params.append((r, code, p.cu, _fast_value(code), 0x91 in code))
-            plan = (scope, dyn_target, params)
+                dval = p.attrs.get(AT_call_data_value) or p.attrs.get(AT_GNU_call_site_data_value)
+                if dval is not None and isinstance(dval[1], (bytes, bytearray)):
+                    datas.append((r, bytes(dval[1]), p.cu))
+            plan = (scope, dyn_target, params, tuple(datas))
     return memo.put(key, plan)
+
+
+def _sp_dwarf(module):
+    """The DWARF number of the stack pointer of the module's architecture (< 32), or None."""
+    try:
+        sp = from_elf_machine(module.machine).sp
+    except Exception:       # an architecture swk does not know: no stack parameters
+        return None
+    return sp if isinstance(sp, int) and 0 <= sp < 32 else None
 
 
 def _fast_value(code):
@@ -349,22 +386,40 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
     if v is None:
         return None
     t = strip_typedefs(var.type)
+    if t.kind in ("ref", "rref"):
+        # GDB reads a reference's entry value through DW_AT_call_data_value: without one
+        # there is none; with one the referred object's entry contents go with it
+        data = getattr(entry_regs, "data", {}).get(reg)
+        if data is None or t.target is None:
+            return None
+        tsize = strip_typedefs(t.target).size or 0
+        if isinstance(data, (bytes, bytearray)):
+            referent = bytes(data[:tsize])
+        else:
+            referent = (data & ((1 << (8 * max(tsize, 1))) - 1)).to_bytes(max(tsize, 1), "little")[:tsize]
+        if len(referent) < tsize:
+            return None
+    else:
+        referent = None
     size = t.size or ptr_size
     if isinstance(v, (bytes, bytearray)):
         data = bytes(v[:size])
     else:
-        width = reg_size(reg) if reg_size is not None else ptr_size
+        width = size if not isinstance(reg, int) else reg_size(reg) if reg_size is not None else ptr_size
         data = (v & ((1 << (8 * width)) - 1)).to_bytes(width, "little")[:size]
     if len(data) < size:
         return None
     vv = VarValue(var.type, data)
     vv.var = var
+    vv.entry_referent = referent
     return vv
 
 
 def entry_register(var):
-    """The register a parameter is in at its function's entry, or None (on the stack, or
-    not one register): a fact of the DWARF, kept in the module's cache."""
+    """Where a parameter is at its function's entry, as the call site's parameters are keyed:
+    a register, ("fb", offset) on the stack at its frame base (DW_OP_fbreg, GDB's
+    CALL_SITE_PARAMETER_FB_OFFSET), or None (anything else): a fact of the DWARF, kept in
+    the module's cache."""
     fn = var.scope.function
     memo = fn.module.cache.memo("entry-registers")
     key = (var.node.offset, fn.entry_pc)
@@ -382,7 +437,20 @@ def entry_register(var):
             except Exception:   # a malformed location list: no entry value
                 expr = None
         reg = single_register(expr)
+        if reg is None:
+            reg = _fbreg_offset(expr)
     return memo.put(key, reg)
+
+
+def _fbreg_offset(expr):
+    """("fb", offset) for a location that is exactly DW_OP_fbreg offset, else None."""
+    if not expr or bytes(expr[:1]) != b"\x91":
+        return None
+    try:
+        off, end = sleb128(bytes(expr), 1)
+    except Exception:
+        return None
+    return ("fb", off) if end == len(expr) else None
 
 
 def single_register(expr):

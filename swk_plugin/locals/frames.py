@@ -318,6 +318,11 @@ class LazyEntryRegs:
     def __bool__(self):
         return bool(self._get())
 
+    @property
+    def data(self):
+        """EntryRegs.data: what reference parameters' objects held on entry."""
+        return getattr(self._get(), "data", {})
+
 
 def entry_regs(walk, level, outermost=None):
     """{regno: value} the parameters of the frame at ``level`` (of call_levels) had on

@@ -45,7 +45,7 @@ class VarValue:
     """
     __slots__ = ("data", "optimized_out", "unavailable", "error", "type", "address", "opt_mask",
                  "var", "synthetic", "synthetic_target", "reason", "symbolize", "static_value",
-                 "entry_used", "regs_used")
+                 "entry_used", "regs_used", "entry_referent")
 
     def __init__(self, type_, data=None, *, optimized_out=False, error=None, address=None):
         self.type = type_
@@ -63,6 +63,8 @@ class VarValue:
         self.static_value = None    # Field -> VarValue | None, for C++ static members
         self.entry_used = ()        # DWARF registers whose entry values the value depends on
         self.regs_used = ()         # DWARF registers of this frame the value was read from
+        #: a reference's entry value: the referred object's bytes on entry (call_data_value)
+        self.entry_referent = None
 
     def __repr__(self):
         if self.error:

@@ -67,9 +67,9 @@ def int_in_register_plan(var, addr):
 def var_plans(module, scope, addr):
     """([(Variable, plan or None, type name)], same for locals) of a scope at an unbiased
     address, worked out once: they depend only on the module's DWARF.  A plan is ("cfa",
-    offset, size, signed) (int_on_cfa_plan) or ("reg", register, size, signed)
-    (int_in_register_plan); a parameter's also says the register it had on entry
-    (entry_register: its entry value's), or None."""
+    offset, size, signed, entry) (int_on_cfa_plan) or ("reg", register, size, signed, entry)
+    (int_in_register_plan); ``entry`` is where a parameter's entry value is keyed
+    (entry_register), None for locals."""
     memo = module.cache.memo("var-plans")
     key = (scope, addr)
     hit = memo.get(key)
@@ -77,13 +77,16 @@ def var_plans(module, scope, addr):
         args, locals_ = frame_variables(scope, addr)
 
         def plan(var):
+            # a parameter also says where its entry value is keyed: a register, or ("fb", N)
+            # for one passed on the stack (its call site's DW_OP_breg<sp> N)
+            entry = entry_register(var) if var.is_param else None
             p = int_on_cfa_plan(var)
             if p is not None:
-                p = ("cfa", *p)
+                p = ("cfa", *p, entry)
             else:
                 p = int_in_register_plan(var, addr)
                 if p is not None:
-                    p = ("reg", *p, entry_register(var) if var.is_param else None)
+                    p = ("reg", *p, entry)
             return var, p, (type_name(var.type) if p is not None else None)
         hit = memo.put(key, ([plan(v) for v in args], [plan(v) for v in locals_]))
     return hit
