@@ -266,7 +266,8 @@ def _walk_text(walk, shown, levels, verbose, aout_path, full, style, cut):
     elif cut is not None:
         pass
     elif not walk.complete:
-        lines.append(f"Backtrace stopped: {walk.stop_reason}")
+        why = walk.stop_reason if verbose or not walk.gdb_stop_reason else walk.gdb_stop_reason
+        lines.append(f"Backtrace stopped: {why}")
     elif verbose:
         lines.append(f"Walk ended: {walk.stop_reason}")
     return lines
@@ -289,7 +290,8 @@ def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
     `backtrace limit`)."""
     visible = visible_frames(walk, past_main)
     total = shown_count(walk, visible)
-    cut = None
+    # past main GDB does not unwind at all: a walk that failed below main ends silently there
+    cut = total if visible and not past_main and walk[visible - 1].name == "main" else None
     bl = opts.backtrace_limit
     if bl and total > bl:                 # GDB unwinds no frame past the limit: lines end there
         while visible > 1 and shown_count(walk, visible - 1) >= bl:

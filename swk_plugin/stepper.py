@@ -15,9 +15,11 @@ class Note(str):
     frame anyway, for the walker to record: a signal trampoline whose saved context is
     unreadable is still a signal frame (``kind``); the outermost frame still has a CFA."""
 
-    def __new__(cls, text, kind=None, cfa=None):
+    def __new__(cls, text, kind=None, cfa=None, gdb=None):
         self = super().__new__(cls, text)
         self.kind, self.cfa = kind, cfa
+        #: how GDB words the same failure ("Cannot access memory at address 0x..."), if it has one
+        self.gdb = gdb
         return self
 
 

@@ -41,17 +41,21 @@ class StackWalk(list):
         self.complete = complete
         #: True when the walk stopped at a frame count the caller asked for.
         self.limited = False
+        #: GDB's words for why the walk stopped, where GDB stops for the same cause (its
+        #: "Backtrace stopped: Cannot access memory at address 0x..."); None otherwise.
+        self.gdb_stop_reason = None
         #: What display and locals work out about this walk (shown frames, entry values,
         #: texts): it lives as long as the walk, which the process state keeps one stop.
         self.derived = {}
 
 
 class StepResult:
-    """What happened when stepping through one frame."""
-    __slots__ = ("status", "caller", "reason")
+    """What happened when stepping through one frame (``gdb_reason``: GDB's words for why
+    there is no caller, where GDB stops for the same cause)."""
+    __slots__ = ("status", "caller", "reason", "gdb_reason")
 
-    def __init__(self, status, caller=None, reason=""):
-        self.status, self.caller, self.reason = status, caller, reason
+    def __init__(self, status, caller=None, reason="", gdb_reason=None):
+        self.status, self.caller, self.reason, self.gdb_reason = status, caller, reason, gdb_reason
 
 
 class Walker:
@@ -153,6 +157,7 @@ class Walker:
             steppers, notes = self._past_decliners(steppers, frame)
         else:
             notes = []
+        gdb_reason = None
         for stepper in steppers:
             try:
                 out = stepper.get_caller_frame(frame)
@@ -186,6 +191,8 @@ class Walker:
                 return StepResult(Gcf.SUCCESS, caller)
             if isinstance(caller, Note):
                 self.note_callee(frame, caller.kind, caller.cfa)
+                if caller.gdb and gdb_reason is None:
+                    gdb_reason = caller.gdb
             if status is Gcf.STACKBOTTOM:
                 return StepResult(Gcf.STACKBOTTOM, reason=caller if isinstance(caller, str) else
                                   f"{stepper.name}: bottom of the stack")
@@ -194,7 +201,8 @@ class Walker:
             if isinstance(caller, str) and caller:
                 notes.append(f"{stepper.name}: {caller}")
         why = "; ".join(notes) if notes else "no stepper covers this address"
-        return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})")
+        return StepResult(Gcf.NOT_ME, reason=f"no stepper could find the caller of 0x{frame.ra:x} ({why})",
+                          gdb_reason=gdb_reason)
 
     def _past_decliners(self, steppers, frame):
         """(the steppers from the first that may answer at the frame's pc, the others'
@@ -306,6 +314,7 @@ class Walker:
                 break
             if res.status is not Gcf.SUCCESS:
                 walk.stop_reason = res.reason or "the walk could not go on"
+                walk.gdb_stop_reason = res.gdb_reason
                 break
             caller = res.caller
             if caller.ra == 0:

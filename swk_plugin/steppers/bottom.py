@@ -4,6 +4,7 @@ Tried last: other steppers get the first word, so a thread start routine
 with CFI still shows the frames GDB shows below it (start_thread, clone3).
 """
 from ..stepper import FrameStepper, Gcf, PRIORITY_BOTTOM
+from ..unwind.modules import function_at
 
 #: Functions no frame is found below: process start and thread start.
 BOTTOM_FUNCTIONS = frozenset({
@@ -26,4 +27,19 @@ class BottomOfStackStepper(FrameStepper):
             base = name.split("(", 1)[0].split("@", 1)[0]
             if base in BOTTOM_FUNCTIONS:
                 return Gcf.STACKBOTTOM, f"bottom of the stack ({base})"
+        if self._at_entry_point(frame):
+            return Gcf.STACKBOTTOM, "bottom of the stack (the program's entry point)"
         return Gcf.NOT_ME, "not a known bottom-of-stack function"
+
+    def _at_entry_point(self, frame):
+        """Whether the frame's function starts at the executable's entry point: GDB's
+        inside_entry_func, where its bt ends (``backtrace past-entry off``) whatever the
+        function is called (a hand-written _start without CFI)."""
+        ps = self.process_state
+        libs = ps.library_state
+        aout = libs.get_aout() if libs is not None else None
+        entry = getattr(getattr(aout, "module", None), "entry", None)
+        if not entry:
+            return False
+        bounds = function_at(ps, frame.lookup_pc)
+        return bounds is not None and bounds[0] == entry + aout.base

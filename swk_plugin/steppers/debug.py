@@ -40,7 +40,8 @@ class DebugStepper(FrameStepper):
         try:
             caller, cfa = caller_by_rule(frame, rule, ps)
         except MemoryReadError as exc:
-            return Gcf.NOT_ME, Note(f"CFI rule read unreadable memory ({exc})", kind)
+            return Gcf.NOT_ME, Note(f"CFI rule read unreadable memory ({exc})", kind,
+                                    gdb=f"Cannot access memory at address 0x{exc.addr:x}")
         except (KeyError, RuleError, CfiError) as exc:
             return Gcf.NOT_ME, Note(f"CFI needs a register this frame lacks ({exc})", kind)
         except Exception as exc:  # a malformed expression disables this step only
