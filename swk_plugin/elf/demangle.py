@@ -505,6 +505,20 @@ _FN_TYPE_IN_ARGS = re.compile(r"[\w>\]*&]\s?\((?![*&])(?!anonymous namespace\))"
 _FN_TYPE_SPACED = re.compile(r"[\w>\]*&] \((?![*&])(?!anonymous namespace\))")
 
 
+def _opening_paren(name, k):
+    """Where the parenthesis closed at ``k`` opens (0 if unbalanced)."""
+    depth = 0
+    for j in range(k, -1, -1):
+        c = name[j]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                return j
+    return 0
+
+
 def _scope_parens(name, i):
     """Whether the parenthesis at ``i`` closes into "::": a function's parameters in the
     name of something local to it ("run(int)::<lambda(int)>"), not a function type."""
@@ -527,16 +541,19 @@ def gdb_can_parse(name, computed=False, params_at=None):
     read), anonymous types ("{...}"), entities local to a function ("f(int)::X"), and
     function types among template arguments as the demangler spells them ("std::function<int (int)>").
     ``computed``: a name GDB computes from DW_AT_name and its own type printer, whose
-    anonymous types ("struct {...}") and function-local types ("run(int)::<lambda(int)>")
-    its parser reads, as it reads GCC's "std::function<int(int)>" in the parameter list
+    anonymous types ("struct {...}") and function-local types ("run(int)::<lambda(int)>",
+    not "main(int, char**)::<lambda(int)>") its parser reads, as it reads GCC's "std::function<int(int)>" in the parameter list
     that starts at ``params_at`` (but not among the name's own template arguments)."""
     if "<>" in name or "{lambda" in name:
         return False
     if "{" in (name.replace("{...}", "") if computed else name):
         return False
-    k = -1 if computed else name.find(")::")      # GDB reads its own "run(int)::<lambda(int)>"
+    k = name.find(")::")
     while k != -1:
-        if not name.startswith("(anonymous namespace", name.rfind("(", 0, k + 1)):
+        opening = _opening_paren(name, k)
+        if not name.startswith("(anonymous namespace", opening) and (
+                not computed or "," in name[opening:k]):
+            # GDB reads its own "run(int)::<lambda(int)>", not "main(int, char**)::..."
             return False
         k = name.find(")::", k + 1)
     if "<" in name:

@@ -361,7 +361,7 @@ class TypeReader:
         elif enc == ATE_complex_float:
             t = Type("complex", cname, size)
             part = Type("float", None, size // 2)
-            part.float_format = {4: "ieee32", 8: "ieee64"}.get(size // 2)
+            part.float_format = {4: "ieee32", 8: "ieee64", 2: "ieee16"}.get(size // 2)
             if size // 2 in (10, 12, 16):
                 part.float_format = "ieee128" if name and "128" in name else self.long_double
             t.target = part
