@@ -51,4 +51,21 @@ cat > .venv/bin/swk <<EOS
 exec env -u PYTHONDONTWRITEBYTECODE "$PWD/.venv/bin/python" -m swk_plugin "\$@"
 EOS
 chmod +x .venv/bin/swk
+# GDB 13.1's own test programs (tests/test_gdb_suite.py): Debian's gdb source package, fetched
+# with a private apt sources list (deb-src) under the build dir, never the machine's apt
+# configuration, and never committed.
+BUILD_DIR="${SWK_TEST_BUILD:-$PWD/tests/_build}"
+GSRC="$BUILD_DIR/gdb-src"
+if [ ! -d "$GSRC/gdb-13.1/gdb/testsuite/gdb.arch" ]; then
+  mkdir -p "$GSRC/lists/partial" "$GSRC/parts" "$GSRC/cache/archives/partial"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
+    > "$GSRC/sources.list"
+  APTOPTS="-o Dir::Etc::SourceList=$GSRC/sources.list -o Dir::Etc::SourceParts=$GSRC/parts -o Dir::State::Lists=$GSRC/lists -o Dir::Cache=$GSRC/cache"
+  if (cd "$GSRC" && $SUDO apt-get $APTOPTS update -qq && $SUDO apt-get $APTOPTS source --download-only -qq gdb >/dev/null 2>&1) \
+      && tar -xJf "$GSRC"/gdb_13.1.orig.tar.xz -C "$GSRC" gdb-13.1/gdb/testsuite/gdb.arch gdb-13.1/gdb/testsuite/gdb.opt; then
+    echo "swk setup: GDB 13.1's testsuite programs in $GSRC"
+  else
+    echo "swk setup: could not fetch Debian's gdb source package (tests/test_gdb_suite.py needs it)" >&2
+  fi
+fi
 echo "swk setup: ready (.venv with GDB's Python $GDB_PYVER)"

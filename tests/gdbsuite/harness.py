@@ -1,0 +1,183 @@
+"""GDB 13.1's own test programs as the oracle (issue 24): which programs, how to build them and
+where they stop, read from their .exp files.
+
+Only what a .exp states is taken from it: its source files (standard_testfile), compile
+flags (additional_flags, c++, nopie) and stop points (runto / gdb_breakpoint / break, with
+gdb_get_line_number markers resolved in the sources).  At each stop GDB's own ``bt`` is the
+oracle for ``swk-bt`` (tests/test_gdb_suite.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+#: the testsuite directories taken, and the programs of them that build with plain gcc/g++ on
+#: x86-64 and stop where a backtrace is asked for
+DIRS = ("gdb.arch", "gdb.opt", "gdb.dwarf2", "gdb.base", "gdb.python")
+
+
+@dataclasses.dataclass
+class Program:
+    exp: Path
+    sources: list[Path]
+    cxx: bool
+    flags: list[str]
+    stops: list[str]          # GDB breakpoint specs, in the .exp's order
+
+    @property
+    def id(self) -> str:
+        return f"{self.exp.parent.name}/{self.exp.stem}"
+
+
+_STD = re.compile(r"^[ \t]*standard_testfile[ \t]*(.*)$", re.M)
+_BP = re.compile(r"\b(?:gdb_breakpoint|runto|gdb_test\s+\"break)\s+(\[gdb_get_line_number\s+\"[^\"]+\"[^\]]*\]|\"?[^\s\"\]]+)")
+_INLINE_LINE = re.compile(r"\[gdb_get_line_number\s+\"([^\"]+)\"(?:\s+\$?\{?(\w+)\}?)?\]")
+_LINE = re.compile(r"set\s+(\w+)\s+\[gdb_get_line_number\s+\"([^\"]+)\"(?:\s+\$?\{?(\w+)\}?)?\]")
+
+
+def _sources(exp: Path, text: str) -> list[Path] | None:
+    m = _STD.search(text)
+    if m is None:
+        return None
+    args = m.group(1).split()
+    stem = exp.stem
+    first = args[0] if args else ".c"
+    out = [exp.parent / (stem + first if first.startswith(".") else first)]
+    for a in args[1:]:
+        out.append(exp.parent / (stem + a if a.startswith(".") else a))
+    return out
+
+
+def parse(exp: Path) -> Program | None:
+    """The program of a .exp, or None when its build or stops are not plain enough to take."""
+    text = exp.read_text(errors="replace")
+    if "dwarf_assemble" in text or "Dwarf::assemble" in text or "gdb_compile_shlib" in text:
+        return None
+    srcs = _sources(exp, text)
+    if not srcs or not all(s.exists() for s in srcs):
+        return None
+    srcs = [s for s in srcs if s.suffix in (".c", ".cc", ".S", ".s", ".cpp")]
+    if not srcs:
+        return None
+    # what the build call compiles: $srcfile alone unless it names the others
+    call = re.search(r"(?:prepare_for_testing|build_executable|gdb_compile)\b([^\]]{0,200})", text, re.S)
+    named = call.group(1) if call else ""
+    built = [srcs[0]] + [s for k, s in enumerate(srcs[1:], 2)
+                         if re.search(rf"\$\{{?srcfile{k}\b", named)]
+    lines_from = srcs
+    srcs = built
+    cxx = any(s.suffix in (".cc", ".cpp") for s in srcs) or "c++" in text.split("prepare_for_testing", 1)[-1][:300]
+    flags = ["-g"]
+    for f in re.findall(r"additional_flags=([^\s\}\]\"]+)", text):
+        if f.startswith(("-O", "-f", "-static", "-nostartfiles")) or f.startswith("-m") and f != "-m32":
+            flags.append(f)
+    if re.search(r"\bnopie\b", text):
+        flags.append("-no-pie")
+    if "-m32" in text:
+        return None
+    if any(s.suffix in (".S", ".s") for s in srcs) and "-no-pie" not in flags:
+        flags.append("-no-pie")
+    lines = {}
+    for var, marker, where in _LINE.findall(text):
+        files = lines_from if not where else [s for s in lines_from if where in ("srcfile", "srcfile2") and
+                                              s == lines_from[min(len(lines_from) - 1,
+                                                                  0 if where == "srcfile" else 1)]] or lines_from
+        for f in files:
+            for i, ln in enumerate(f.read_text(errors="replace").splitlines(), 1):
+                if marker in ln:
+                    lines[var] = (f.name, i)
+                    break
+            if var in lines:
+                break
+    stops = ["main"] if re.search(r"\brunto_main\b", text) else []
+    for m in _BP.finditer(text):
+        spec = m.group(1).lstrip('"')
+        if spec.startswith("-"):            # an option (-qualified, -pstap ...), not a location
+            continue
+        inline = _INLINE_LINE.fullmatch(spec)
+        if inline:
+            where = lines_from[1] if inline.group(2) == "srcfile2" and len(lines_from) > 1 else lines_from[0]
+            for i, ln in enumerate(where.read_text(errors="replace").splitlines(), 1):
+                if inline.group(1) in ln:
+                    spec = f"{where.name}:{i}"
+                    break
+            else:
+                continue
+        spec = re.sub(r"\$\{?srcfile\d?\}?:", "", spec)
+        var = re.fullmatch(r"\$\{?(\w+)\}?", spec)
+        if var:
+            hit = lines.get(var.group(1))
+            if hit is None:
+                continue
+            spec = f"{hit[0]}:{hit[1]}"
+        elif "$" in spec or "[" in spec:
+            continue
+        if spec not in stops:
+            stops.append(spec)
+    if not stops:
+        return None
+    return Program(exp, srcs, cxx, flags, stops)
+
+
+def programs(root: Path, dirs=("gdb.arch", "gdb.opt")) -> list[Program]:
+    out = []
+    for d in dirs:
+        for exp in sorted((root / d).glob("*.exp")):
+            name = exp.stem
+            if d == "gdb.arch" and not name.startswith(("amd64", "x86", "i386")):
+                continue
+            p = parse(exp)
+            if p is not None:
+                out.append(p)
+    return out
+
+
+def build(prog: Program, out_dir: Path) -> tuple[Path | None, str]:
+    """(the executable, "") or (None, why it does not build here)."""
+    import subprocess
+    out_dir.mkdir(parents=True, exist_ok=True)
+    exe = out_dir / prog.exp.stem
+    if exe.exists():
+        return exe, ""
+    cc = "g++" if prog.cxx else "gcc"
+    argv = [cc, *prog.flags, *map(str, prog.sources), "-o", str(exe), "-lm"]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=prog.exp.parent)
+    if p.returncode != 0:
+        first = next((ln for ln in p.stdout.splitlines() if "error" in ln), p.stdout.strip()[:200])
+        return None, f"{cc} fails: {first.strip()[:200]}"
+    return exe, ""
+
+
+def session_commands(prog: Program, gdb_init: Path, max_stops: int = 12) -> list[str]:
+    """GDB's commands for one program: its breakpoints, then at each stop GDB's own bt (swk's
+    unwinder off) and swk-bt, between markers, up to ``max_stops`` stops."""
+    cmds = ["set width 0", "set height 0", "set confirm off", "set pagination off",
+            f"source {gdb_init}", "set swk unwinder off"]
+    cmds += [f"break {s}" for s in prog.stops]
+    cmds += ["run"]
+    for i in range(max_stops):
+        cmds += [f"echo SWKSUITE-GDB-{i}\\n", "bt", f"echo SWKSUITE-SWK-{i}\\n", "swk-bt",
+                 f"echo SWKSUITE-END-{i}\\n", "continue"]
+    return cmds
+
+
+def stops_of(output: str) -> list[tuple[list[str], list[str]]]:
+    """[(GDB's bt lines, swk-bt's lines)] per stop of a session's output."""
+    lines = output.splitlines()
+    out = []
+    i = 0
+    while True:
+        try:
+            a = lines.index(f"SWKSUITE-GDB-{i}")
+            b = lines.index(f"SWKSUITE-SWK-{i}", a)
+            c = lines.index(f"SWKSUITE-END-{i}", b)
+        except ValueError:
+            return out
+        keep = ("#", "Backtrace stopped", "(More stack frames")
+        g = [ln for ln in lines[a + 1:b] if ln.startswith(keep)]
+        s = [ln for ln in lines[b + 1:c] if ln.startswith(keep)]
+        if not g or g[0].startswith("No stack"):
+            return out
+        out.append((g, s))
+        i += 1
