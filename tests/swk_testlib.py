@@ -588,6 +588,23 @@ def make_core(prog: Path | str, stop_cmds: Sequence[str], out_dir: Path | None =
     return core
 
 
+def between_markers(out: str, tag: str) -> list[str]:
+    """The lines a session printed between ``echo SWK-BEGIN-TAG`` and ``echo SWK-END-TAG``
+    (see marked_commands)."""
+    lines = out.splitlines()
+    a, b = f"SWK-BEGIN-{tag}", f"SWK-END-{tag}"
+    try:
+        i, j = lines.index(a), lines.index(b)
+    except ValueError:
+        raise OutputError(f"markers {a}/{b} missing\n--- output ---\n{out[-6000:]}") from None
+    return lines[i + 1:j]
+
+
+def marked_commands(tag: str, *cmds: str) -> list[str]:
+    """GDB commands ``cmds`` between echoed markers, for between_markers."""
+    return [f"echo SWK-BEGIN-{tag}\\n", *cmds, f"echo SWK-END-{tag}\\n"]
+
+
 def run_swk_cli(args: Sequence[str], timeout: float = 180) -> subprocess.CompletedProcess:
     """``python -m swk_plugin ARGS`` from the repo root; stdout+stderr merged."""
     return run_cmd([PYTHON, "-m", "swk_plugin", *map(str, args)], timeout=timeout, cwd=REPO)

@@ -71,18 +71,8 @@ def progs():
     return Programs()
 
 
-def _between(out: str, tag: str) -> list[str]:
-    lines = out.splitlines()
-    a, b = f"SWK-BEGIN-{tag}", f"SWK-END-{tag}"
-    try:
-        i, j = lines.index(a), lines.index(b)
-    except ValueError:
-        raise T.OutputError(f"markers {a}/{b} missing\n--- output ---\n{out[-6000:]}") from None
-    return lines[i + 1:j]
-
-
-def _marked(tag: str, *cmds: str) -> list[str]:
-    return [f"echo SWK-BEGIN-{tag}\\n", *cmds, f"echo SWK-END-{tag}\\n"]
+_between = T.between_markers
+_marked = T.marked_commands
 
 
 #: GDB's bug (docs/usage.md, "Where GDB's own lines are wrong"): live, it resolves the call site's

@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -67,28 +64,11 @@ _LINE = re.compile(r"^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(.*?) \((.*)\)( at \S+:\d+|
 def sample_lines(prog: RP.Program, rng, timeout: float = 240) -> tuple[dict, dict, str, float]:
     """({thread: GDB's bt lines}, {thread: swk-bt's lines}, gdb's output, the delay)."""
     delay = rng.uniform(*prog.delay)
-    data_rng = RP.random.Random(rng.getrandbits(64))
-    proc = subprocess.Popen(list(prog.argv), stdin=subprocess.PIPE if prog.stdin else subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            cwd=RP.DRIVERS)
-    feeder = None
-    if prog.stdin:
-        feeder = threading.Thread(target=RP._feed, args=(proc.stdin, data_rng), daemon=True)
-        feeder.start()
-    try:
-        time.sleep(delay)
-        if proc.poll() is not None:
-            raise T.HarnessError(f"{prog.id} exited ({proc.returncode}) before it was sampled")
-        os.kill(proc.pid, signal.SIGSTOP)
-        RP._wait_stopped(proc.pid)
+    with RP.stopped_after(prog, delay, RP.random.Random(rng.getrandbits(64))) as proc:
         argv = [T.GDB, "-nx", "-q", "-batch", "-p", str(proc.pid), "-x", str(SCRIPT)]
         env = dict(os.environ, SWK_GDB_INIT=str(T.GDB_INIT))
         out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              timeout=timeout, env=env, errors="replace").stdout
-    finally:
-        RP._kill(proc)
-        if feeder is not None:
-            feeder.join(timeout=30)
     if "ptrace: Operation not permitted" in out:
         S.missing("gdb may not attach to a running process", "run as root, or sysctl kernel.yama.ptrace_scope=0")
     return _blocks(out, "GDB"), _blocks(out, "SWK"), out, delay

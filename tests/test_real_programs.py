@@ -54,6 +54,7 @@ Run the module as a script to take many samples by hand:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -314,14 +315,12 @@ def _wait_stopped(pid: int, timeout: float = 10) -> None:
     raise T.HarnessError(f"pid {pid} did not stop after SIGSTOP")
 
 
-def take_sample(prog: Program, index: int, rng: random.Random, startup: bool = False,
-                timeout: float = 120) -> Sample:
-    """Start prog, stop it after a random delay (SIGSTOP: the moment is then exact, not
-    whenever gdb gets round to attaching), attach gdb, record, kill the program.
-    startup: a moment in the program's first STARTUP_WINDOW seconds (the dynamic
-    linker, libc's and the interpreter's initialisation); else in prog.delay."""
-    delay = rng.uniform(0, STARTUP_WINDOW) if startup else rng.uniform(*prog.delay)
-    data_rng = random.Random(rng.getrandbits(64))     # the program's input, when it reads one
+@contextlib.contextmanager
+def stopped_after(prog: Program, delay: float, data_rng: random.Random):
+    """The program started (its input, if it reads one, drawn from ``data_rng``), stopped with
+    SIGSTOP after ``delay`` seconds (the moment is then exact, not whenever gdb gets round to
+    attaching: it reads the program's symbols first, up to seconds for node), and killed with
+    its process group when the block ends."""
     proc = subprocess.Popen(list(prog.argv), stdin=subprocess.PIPE if prog.stdin else subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             cwd=DRIVERS)
@@ -333,19 +332,28 @@ def take_sample(prog: Program, index: int, rng: random.Random, startup: bool = F
         time.sleep(delay)
         if proc.poll() is not None:
             raise T.HarnessError(f"{prog.id} exited ({proc.returncode}) before it was sampled")
-        # The moment is now, not when gdb gets round to attaching (it reads the
-        # program's symbols first: up to seconds for node): stop every thread here.
         os.kill(proc.pid, signal.SIGSTOP)
         _wait_stopped(proc.pid)
+        yield proc
+    finally:
+        _kill(proc)
+        if feeder is not None:
+            feeder.join(timeout=30)
+
+
+def take_sample(prog: Program, index: int, rng: random.Random, startup: bool = False,
+                timeout: float = 120) -> Sample:
+    """Start prog, stop it after a random delay (SIGSTOP: the moment is then exact, not
+    whenever gdb gets round to attaching), attach gdb, record, kill the program.
+    startup: a moment in the program's first STARTUP_WINDOW seconds (the dynamic
+    linker, libc's and the interpreter's initialisation); else in prog.delay."""
+    delay = rng.uniform(0, STARTUP_WINDOW) if startup else rng.uniform(*prog.delay)
+    with stopped_after(prog, delay, random.Random(rng.getrandbits(64))) as proc:
         argv = T.gdb_argv(None, gdb_attach_commands())
         argv[argv.index("-q") + 1:argv.index("-q") + 1] = ["-p", str(proc.pid)]
         t0 = time.monotonic()
         out = T.run_cmd(argv, timeout=timeout).stdout
         seconds = time.monotonic() - t0
-    finally:
-        _kill(proc)
-        if feeder is not None:
-            feeder.join(timeout=30)
     if "ptrace: Operation not permitted" in out:
         raise AttachRefused(f"gdb may not attach to a process here (ptrace_scope?):\n{out[-2000:]}")
     gdb_part = _section(out, MARK_GDB, MARK_SWK)

@@ -89,23 +89,7 @@ class FunctionNames:
 
     def _rust_prefix(self, cu, off):
         """The "::"-joined names of the namespaces and types around DIE ``off``."""
-        d = self._dwarf
-        par = d.parents(cu)
-        parts = []
-        p = par.get(off)
-        for _ in range(64):
-            if p is None:
-                break
-            r = d.die_full(cu, p)
-            if r is None:
-                break
-            _u, tag, attrs, _c, _e = r
-            if tag in SCOPE_TAGS and AT_name in attrs:
-                parts.append(d.string(cu, attrs[AT_name][1]))
-            elif tag == TAG_subprogram:
-                break
-            p = par.get(p)
-        return "::".join(reversed(parts))
+        return TypePrinter(self._dwarf).scope_prefix(cu, off, canonical=False)
 
     def _rust_type(self, cu, off, depth):
         """A type as GDB's Rust printer names it in a template argument list: its DW_AT_name

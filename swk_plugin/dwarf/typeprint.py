@@ -247,8 +247,9 @@ class TypePrinter:
         r = self._chain_attrs(cu, off, at)
         return r[0][at][1] if r else None
 
-    def scope_prefix(self, cu, off):
-        """determine_prefix for a type DIE, from the unit's parent map."""
+    def scope_prefix(self, cu, off, canonical=True):
+        """determine_prefix for a type DIE, from the unit's parent map (``canonical``: the
+        scopes' names in GDB's C++ spelling; Rust's are kept as they are)."""
         d = self.d
         par = d.parents(cu)
         p = par.get(off)
@@ -265,7 +266,8 @@ class TypePrinter:
             elif tag in SCOPE_TAGS:
                 if AT_name not in attrs:
                     break
-                parts.append(canon(d.string(cu, attrs[AT_name][1])))
+                nm = d.string(cu, attrs[AT_name][1])
+                parts.append(canon(nm) if canonical else nm)
             elif tag == TAG_subprogram:
                 break
             p = par.get(p)

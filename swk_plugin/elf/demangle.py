@@ -476,17 +476,7 @@ def _split_function(s):
     if not core.endswith(")"):
         return None
     # match the trailing parameter list backwards, counting parentheses only
-    depth = 0
-    i = len(core) - 1
-    while i >= 0:
-        c = core[i]
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            depth -= 1
-            if depth == 0:
-                break
-        i -= 1
+    i = _opening_paren(core, len(core) - 1)
     if i <= 0:
         return None
     head = core[:i].rstrip()
