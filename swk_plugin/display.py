@@ -35,7 +35,8 @@ def shown_frames(walk, visible=None, outermost=None):
     frame), which then has no caller to give entry values."""
     visible = len(walk) if visible is None else visible
     cache = walk.derived.setdefault("shown", {})
-    ckey = visible if outermost is None else (visible, outermost)
+    top_inlines = getattr(walk, "top_inlines", None)
+    ckey = (visible, outermost, top_inlines)
     if ckey in cache:
         return cache[ckey]
     lookup = walk[0].walker.symbol_lookup if walk and walk[0].walker is not None else None
@@ -67,8 +68,12 @@ def shown_frames(walk, visible=None, outermost=None):
             out.append(ShownFrame(frame, i, scope, frame.kind, scope.name if scope is not None else frame.name,
                                   file, line, outermost))
             continue
-        for scope in scopes[:-1]:          # inlined calls, innermost first
-            out.append(ShownFrame(frame, i, scope, INLINE, scope.name, file, line, outermost))
+        # inlined calls, innermost first; at the top, those the debugger hides (GDB at a
+        # breakpoint on an inlined call's first instruction) are left out
+        hide = max(0, len(scopes) - 1 - top_inlines) if i == 0 and top_inlines is not None else 0
+        for k, scope in enumerate(scopes[:-1]):
+            if k >= hide:
+                out.append(ShownFrame(frame, i, scope, INLINE, scope.name, file, line, outermost))
             file, line = scope.call_file or file, scope.call_line or line
         out.append(ShownFrame(frame, i, scopes[-1] if scopes else None, frame.kind, frame.name, file, line,
                               outermost))

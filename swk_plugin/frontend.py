@@ -27,7 +27,7 @@ class NativeBacktrace(namedtuple("NativeBacktrace", "debugger frames hidden", de
 
 
 def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
-           thread_info=None):
+           thread_info=None, top_inlines=None):
     """Print swk-bt for ``tids`` through ``sink(lines)``.
 
     ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
@@ -37,6 +37,8 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     raises ThreadStateError, except with -all, where it is one line and the others
     are walked.  ``thread_info(tid)``: more to say of a thread ({"pause_us": ...} from the
     ptrace back-end): keys of its JSON object, and with -v words after its header.
+    ``top_inlines(tid)``: how many inlined calls at the top frame's pc the debugger shows
+    (None: all), so that swk-bt's levels are the debugger's.
     """
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
@@ -53,6 +55,8 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
                 raise
             sink(thread_state_lines(opts, i, num, os_tid, exc))
             continue
+        if top_inlines is not None:
+            walk.top_inlines = top_inlines(tid)
         info = thread_info(tid) if thread_info is not None else None
         head = f"Thread {num} (LWP {os_tid}):"
         if info and opts.verbose:

@@ -44,6 +44,9 @@ class StackWalk(list):
         #: GDB's words for why the walk stopped, where GDB stops for the same cause (its
         #: "Backtrace stopped: Cannot access memory at address 0x..."); None otherwise.
         self.gdb_stop_reason = None
+        #: How many of the inlined calls at the top frame's pc the debugger shows (GDB hides
+        #: those a breakpoint stopped at the first instruction of); None: all of them.
+        self.top_inlines = None
         #: What display and locals work out about this walk (shown frames, entry values,
         #: texts): it lives as long as the walk, which the process state keeps one stop.
         self.derived = {}

@@ -38,9 +38,6 @@ KNOWN = {
     ("gdb.arch/amd64-invalid-stack-middle", 0):
         "swk goes further: GDB stops where the CFI of func3 reads an unmapped page (Cannot access "
         "memory); swk's frame-pointer chain below it is verifiable and reaches main (-v says how)",
-    ("gdb.opt/inline-small-func", 0):
-        "not yet: at a breakpoint on the first instruction of an inlined call GDB hides the inline "
-        "frame (skip_inline_frames); swk shows it",
 }
 
 

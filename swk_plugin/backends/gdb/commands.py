@@ -87,6 +87,34 @@ def gdb_frames(thread):
     return out
 
 
+def top_inline_frames(thread):
+    """How many inline frames GDB shows at the thread's newest frame (it hides those a
+    breakpoint stopped at the first instruction of), or None if GDB cannot say."""
+    current = selected_thread()
+    try:
+        sel = gdb.selected_frame()
+    except gdb.error:
+        sel = None
+    try:
+        if current != thread:
+            thread.switch()
+        f, n = gdb.newest_frame(), 0
+        while f is not None and f.type() == gdb.INLINE_FRAME and n < 64:
+            n += 1
+            f = f.older()
+        return n
+    except (gdb.error, RuntimeError):
+        return None
+    finally:
+        if current is not None and current != thread:
+            current.switch()
+        if sel is not None:
+            try:
+                sel.select()
+            except (gdb.error, RuntimeError):
+                pass
+
+
 def native_backtrace(thread):
     """GDB's own bt of a thread for -compare (its inline and tail-call frames counted apart)."""
     everything = gdb_frames(thread)
@@ -167,6 +195,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         tids = ps.get_thread_ids() if opts.all else [ps.get_default_thread()]
         run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
                native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
+               top_inlines=lambda tid: top_inline_frames(ps.gdb_thread(tid)),
                debug_sink=_write_stderr if session.debug else None)
 
 
