@@ -1,5 +1,6 @@
 """GDB commands: swk-bt and the `set/show swk ...` settings.  Kept thin: the bt loop is
 swk_plugin.frontend's, the options swk_plugin.options'."""
+import contextlib
 import traceback
 
 import gdb
@@ -57,39 +58,10 @@ class DebugParameter(gdb.Parameter):
         return f"swk debug output is {svalue}."
 
 
-def gdb_frames(thread):
-    """GDB's own frames for a thread: [(level, pc, name, type)]; restores the selection."""
-    current = selected_thread()
-    try:
-        sel = gdb.selected_frame()
-    except gdb.error:
-        sel = None
-    if current != thread:
-        thread.switch()
-    out = []
-    try:
-        f = gdb.newest_frame()
-        level = 0
-        while f is not None and level < 100_000:
-            out.append((level, f.pc(), f.name(), f.type()))
-            f = f.older()
-            level += 1
-    except gdb.error:
-        pass
-    finally:
-        if current is not None and current != thread:
-            current.switch()
-        if sel is not None:
-            try:
-                sel.select()
-            except gdb.error:
-                pass
-    return out
-
-
-def top_inline_frames(thread):
-    """How many inline frames GDB shows at the thread's newest frame (it hides those a
-    breakpoint stopped at the first instruction of), or None if GDB cannot say."""
+@contextlib.contextmanager
+def on_thread(thread):
+    """GDB's selection on ``thread`` for the block; the thread and frame selected before are
+    selected again after it."""
     current = selected_thread()
     try:
         sel = gdb.selected_frame()
@@ -98,13 +70,7 @@ def top_inline_frames(thread):
     try:
         if current != thread:
             thread.switch()
-        f, n = gdb.newest_frame(), 0
-        while f is not None and f.type() == gdb.INLINE_FRAME and n < 64:
-            n += 1
-            f = f.older()
-        return n
-    except (gdb.error, RuntimeError):
-        return None
+        yield
     finally:
         if current is not None and current != thread:
             current.switch()
@@ -113,6 +79,36 @@ def top_inline_frames(thread):
                 sel.select()
             except (gdb.error, RuntimeError):
                 pass
+
+
+def gdb_frames(thread):
+    """GDB's own frames for a thread: [(level, pc, name, type)]; restores the selection."""
+    out = []
+    with on_thread(thread):
+        try:
+            f = gdb.newest_frame()
+            level = 0
+            while f is not None and level < 100_000:
+                out.append((level, f.pc(), f.name(), f.type()))
+                f = f.older()
+                level += 1
+        except gdb.error:
+            pass
+    return out
+
+
+def top_inline_frames(thread):
+    """How many inline frames GDB shows at the thread's newest frame (it hides those a
+    breakpoint stopped at the first instruction of), or None if GDB cannot say."""
+    with on_thread(thread):
+        try:
+            f, n = gdb.newest_frame(), 0
+            while f is not None and f.type() == gdb.INLINE_FRAME and n < 64:
+                n += 1
+                f = f.older()
+            return n
+        except (gdb.error, RuntimeError):
+            return None
 
 
 def native_backtrace(thread):
