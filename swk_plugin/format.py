@@ -37,6 +37,7 @@ def frame_info(frame, level, shown=None):
         "line": shown.line,
         "stepper": frame.stepper.name if frame.stepper is not None else None,
         "trust": frame.trust,
+        "overruled": list(frame.overruled),
         "kind": shown.kind,
     }
 
@@ -152,7 +153,8 @@ def frame_text(info, aout_path=None, verbose=False, width=16, show_pc=True, args
             line += f" from {info['mapping']}"    # JIT code: GDB names no object there
     if verbose:
         how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
-        line += (f"  [{info['trust']}: {how}] "
+        past = "".join(f"; past {why}" for why in info.get("overruled") or ())
+        line += (f"  [{info['trust']}: {how}{past}] "
                  f"sp=0x{info['sp']:x} fp=0x{info['fp']:x}")
     return line
 

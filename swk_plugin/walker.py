@@ -160,6 +160,7 @@ class Walker:
             steppers, notes = self._past_decliners(steppers, frame)
         else:
             notes = []
+        passed = len(notes)        # notes past this are of steppers asked for this frame that failed
         gdb_reason = None
         for stepper in steppers:
             try:
@@ -187,6 +188,8 @@ class Walker:
                 if caller.callee_kind is not None:
                     self.note_callee(frame, caller.callee_kind, None)
                 caller.stepper = stepper
+                if len(notes) > passed:
+                    caller.overruled = tuple(notes[passed:])
                 caller.walker = self
                 caller.thread = frame.thread
                 if caller.trust in (None, "context"):

@@ -44,6 +44,7 @@ STOPS = {
     "condwait": ("break stop_here", "run condwait", SELECT_WAITER),
     "vdso": ("break main", "run vdso", "break __vdso_clock_gettime", "continue"),
     "args": ("break stop_here", "run args"),
+    "decimal": ("break stop_here", "run decimal"),
 }
 MODES = list(STOPS)
 
@@ -176,6 +177,14 @@ def test_known_values(progs, mode):
                     "n=n@entry=3" not in args.get("by_value", ""):
                 errs.append(f"{side}: changed({args.get('changed')}) by_value({args.get('by_value')}), "
                             "by_value got n=3 and passed it to changed as k")
+        elif mode == "decimal":
+            # the program's own literals (decimals' arguments are its arrays' first elements),
+            # as decNumber's to-scientific-string writes them
+            full = "\n".join(got[side + "FULL"] if side == "SWK" else got["GDBFULL"])
+            for want in ("d32 = {0.1, 1.0, -2.50, 1.23E+20, 1E-7,", "d64 = {2.00, 100, 0.0000015,",
+                         "-Infinity, NaN}", "d128 = {-3.000E-10, 1.000000000000000000000000000000001, -5E+6000,"):
+                if want not in full:
+                    errs.append(f"{side}: no {want!r} in bt full: main passed 0.1DF, 2.00DD, -3.000E-10DL")
         elif mode == "vdso":
             if names[:1] != ["clock_gettime"] or "main" not in names:
                 errs.append(f"{side}: frames {names}, expected clock_gettime (the vDSO's) ... main")

@@ -82,7 +82,7 @@ def root():
 def _here(prog: H.Program) -> tuple[H.Program, Path]:
     """The program as built here, and where: gdb.arch's i386 programs with -m32 (an i386 board's
     build: swk_testlib.m32_flags), the others for x86-64."""
-    if prog.exp.stem.startswith("i386"):
+    if prog.exp.stem.startswith("i386") or prog.m32:
         return (dataclasses.replace(prog, flags=[*prog.flags, *T.m32_flags()]),
                 T.BUILD / "gdbsuite" / "m32" / prog.exp.parent.name)
     return prog, T.BUILD / "gdbsuite" / prog.exp.parent.name

@@ -101,6 +101,7 @@ ATE_signed = 0x5
 ATE_signed_char = 0x6
 ATE_unsigned = 0x7
 ATE_unsigned_char = 0x8
+ATE_decimal_float = 0xf
 ATE_UTF = 0x10
 
 # DW_FORM classes used to tell a location list from an expression

@@ -37,9 +37,48 @@ def _mantissa_hex(mant, man_len):
     return s
 
 
+#: IEEE 754-2008 decimal formats in their binary (BID) encoding, x86's and AArch64's:
+#: width -> (exponent bits, coefficient bits of the short form, digits of precision, bias)
+_BID = {"bid32": (4, 8, 23, 7, 101), "bid64": (8, 10, 53, 16, 398), "bid128": (16, 14, 113, 34, 6176)}
+
+
+def format_decimal(data, fmt):
+    """A _Decimal32/64/128 as GDB prints it (libdecnumber's to-scientific-string):
+    0.1, 1.0, 1.23E+5, -0, Infinity, NaN, sNaN."""
+    size, elen, clen, digits, bias = _BID[fmt]
+    raw = int.from_bytes(data[:size], "little")
+    top = size * 8 - 1
+    sign = "-" if raw >> top & 1 else ""
+    comb = raw >> (top - 5) & 0x1F
+    if comb == 0x1F:
+        return sign + ("sNaN" if raw >> (top - 6) & 1 else "NaN")
+    if comb == 0x1E:
+        return sign + "Infinity"
+    if raw >> (top - 2) & 3 == 3:        # the long form: exponent after "11", coefficient 100...
+        exp = raw >> (clen - 2) & ((1 << elen) - 1)
+        coef = (0b100 << (clen - 2)) | (raw & ((1 << (clen - 2)) - 1))
+    else:
+        exp = raw >> clen & ((1 << elen) - 1)
+        coef = raw & ((1 << clen) - 1)
+    if coef >= 10 ** digits:             # non-canonical: zero
+        coef = 0
+    e = exp - bias
+    ds = str(coef)
+    adjusted = e + len(ds) - 1
+    if e <= 0 and adjusted >= -6:
+        if e == 0:
+            return sign + ds
+        point = len(ds) + e
+        return sign + (ds[:point] + "." + ds[point:] if point > 0 else "0." + "0" * -point + ds)
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    return f"{sign}{mant}E{'+' if adjusted >= 0 else '-'}{abs(adjusted)}"
+
+
 def format_float(data, fmt):
     """A float as GDB prints it: %.9g / %.17g / %.21Lg (DECIMAL_DIG of the format),
-    inf, nan(0xmantissa), <invalid float value>."""
+    inf, nan(0xmantissa), <invalid float value>; decimal floats by format_decimal."""
+    if fmt in _BID:
+        return format_decimal(data, fmt)
     if fmt == "ieee32":
         raw = int.from_bytes(data[:4], "little")
         neg, exp, man, elen, mlen = raw >> 31, (raw >> 23) & 0xFF, raw & 0x7FFFFF, 8, 23

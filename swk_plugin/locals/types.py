@@ -358,6 +358,9 @@ class TypeReader:
             t.float_format = {4: "ieee32", 8: "ieee64", 2: "ieee16"}.get(size)
             if size in (10, 12, 16):
                 t.float_format = "ieee128" if name and "128" in name else self.long_double
+        elif enc == ATE_decimal_float:
+            t = Type("float", cname, size)
+            t.float_format = {4: "bid32", 8: "bid64", 16: "bid128"}.get(size)
         elif enc == ATE_complex_float:
             t = Type("complex", cname, size)
             part = Type("float", None, size // 2)

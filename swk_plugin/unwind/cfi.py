@@ -50,8 +50,10 @@ def _debug_file(module):
 
 
 def cfi_rule_at(module, addr):
-    """The UnwindRule CFI gives at unbiased ``addr`` (from the first table covering it),
-    or None."""
+    """The UnwindRule CFI gives at unbiased ``addr``, or None: from the FDE GDB takes
+    (its dwarf2_frame_find_fde over one table of both sections, sorted by start with
+    .debug_frame's entries before .eh_frame's, duplicates dropped): the covering FDE that
+    starts last, the .debug_frame one where both start at the same address."""
     memo = module.cache.memo("cfi-rules", RULES_PER_MODULE)
     rule = memo.get(addr, memo)
     if rule is memo:
@@ -60,14 +62,19 @@ def cfi_rule_at(module, addr):
 
 
 def _rule_at(module, addr):
+    best = best_key = None
     for table in module_cfi(module):
         try:
-            rule = table.row_at(addr)
+            fde = table.find_fde(addr)
+            rule = table.row_at(addr) if fde is not None else None
         except CfiError:
             continue
-        if rule is not None:
-            return rule
-    return None
+        if rule is None:
+            continue
+        key = (fde.pc_begin, not table.is_eh)
+        if best_key is None or key > best_key:
+            best, best_key = rule, key
+    return best
 
 
 def cfi_covers(ps, pc):

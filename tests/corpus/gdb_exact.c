@@ -17,6 +17,10 @@
  *                       `print frame-arguments` setting.
  *   gdb_exact vdso      clock_gettime in a loop: stopped in the vDSO's __vdso_clock_gettime,
  *                       a frame GDB prints with no "from [vdso]".
+ *   gdb_exact decimal   stop_here under decimals(): _Decimal32/64/128 arguments and arrays
+ *                       (DW_ATE_decimal_float, BID-encoded on x86): plain and exponent forms,
+ *                       trailing zeros, -0, the long coefficient form, Infinity and NaN, as
+ *                       GDB's libdecnumber prints them.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -93,8 +97,23 @@ static void *watcher(void *arg)
     return NULL;
 }
 
+__attribute__((noinline)) int decimals(_Decimal32 a, _Decimal64 b, _Decimal128 c, int n)
+{
+    _Decimal64 zero = b - b;
+    volatile _Decimal32 d32[] = {a, 1.0DF, -2.50DF, 1.23E20DF, 1E-7DF, 9999999E90DF, 0.000DF, -0.0DF,
+                                 1234567E-101DF, 8388608.DF};
+    volatile _Decimal64 d64[] = {b, 100.DD, 1.5E-6DD, 123456789012.3456DD, 9999999999999999E369DD,
+                                 -7E-398DD, 1 / zero, -1 / zero, zero / zero};
+    volatile _Decimal128 d128[] = {c, 1.000000000000000000000000000000001DL, -5E6000DL, 12345E-6150DL,
+                                   0.0000001DL, 123.4DL};
+    stop_here(n);
+    return (int)d32[n % 10] + (int)d64[n % 6] + (int)d128[n % 6];
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "decimal") == 0)
+        return decimals(0.1DF, 2.00DD, -3.000E-10DL, argc) > 1000;
     if (argc > 1 && strcmp(argv[1], "args") == 0) {
         struct pair p = {argc + 5, argc + 6};
         return by_value(p, argv[1], argc + 1) == 0;

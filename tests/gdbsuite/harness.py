@@ -24,6 +24,7 @@ class Program:
     cxx: bool
     flags: list[str]
     stops: list[str]          # GDB breakpoint specs, in the .exp's order
+    m32: bool = False         # i386 code (an .S gated by is_x86_like_target): built with -m32
 
     @property
     def id(self) -> str:
@@ -54,6 +55,9 @@ def parse(exp: Path) -> Program | None:
     text = exp.read_text(errors="replace")
     if "dwarf_assemble" in text or "Dwarf::assemble" in text or "gdb_compile_shlib" in text:
         return None
+    if re.search(r"gdb_compile\b[^\n]*\bobject\b", text) and "prepare_for_testing" not in text \
+            and "build_executable" not in text:
+        return None                         # an object file for GDB to read, never run
     srcs = _sources(exp, text)
     if not srcs or not all(s.exists() for s in srcs):
         return None
@@ -68,16 +72,22 @@ def parse(exp: Path) -> Program | None:
     lines_from = srcs
     srcs = built
     cxx = any(s.suffix in (".cc", ".cpp") for s in srcs) or "c++" in text.split("prepare_for_testing", 1)[-1][:300]
-    flags = ["-g"]
+    flags = [] if re.search(r"\{[^}\n]*\bnodebug\b", text) else ["-g"]
     for f in re.findall(r"additional_flags=([^\s\}\]\"]+)", text):
-        if f.startswith(("-O", "-f", "-static", "-nostartfiles")) or f.startswith("-m") and f != "-m32":
+        if "integrated-as" in f:            # clang's only (under test_compiler_info clang*)
+            continue
+        if f.startswith(("-O", "-f", "-static", "-nostartfiles", "-nostdlib")) or f.startswith("-m") and f != "-m32":
             flags.append(f)
     if re.search(r"\bnopie\b", text):
         flags.append("-no-pie")
     if "-m32" in text:
         return None
-    if any(s.suffix in (".S", ".s") for s in srcs) and "-no-pie" not in flags:
+    asm = any(s.suffix in (".S", ".s") for s in srcs)
+    if asm and "-no-pie" not in flags:
         flags.append("-no-pie")
+    # gdb.dwarf2's pre-built assembly for "x86-like" targets is i386 code (is_x86_like_target:
+    # i386, or x86-64 with -m32); x86-64's is gated by istarget x86_64 / is_x86_64_m64_target
+    m32 = asm and "is_x86_like_target" in text
     lines = {}
     for var, marker, where in _LINE.findall(text):
         files = lines_from if not where else [s for s in lines_from if where in ("srcfile", "srcfile2") and
@@ -117,7 +127,7 @@ def parse(exp: Path) -> Program | None:
             stops.append(spec)
     if not stops:
         return None
-    return Program(exp, srcs, cxx, flags, stops)
+    return Program(exp, srcs, cxx, flags, stops, m32)
 
 
 def programs(root: Path, dirs=("gdb.arch", "gdb.opt")) -> list[Program]:
