@@ -56,13 +56,15 @@ chmod +x .venv/bin/swk
 # configuration, and never committed.
 BUILD_DIR="${SWK_TEST_BUILD:-$PWD/tests/_build}"
 GSRC="$BUILD_DIR/gdb-src"
-if [ ! -d "$GSRC/gdb-13.1/gdb/testsuite/gdb.arch" ]; then
+if [ ! -d "$GSRC/gdb-13.1/gdb/testsuite/lib" ]; then
   mkdir -p "$GSRC/lists/partial" "$GSRC/parts" "$GSRC/cache/archives/partial"
   echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
     > "$GSRC/sources.list"
   APTOPTS="-o Dir::Etc::SourceList=$GSRC/sources.list -o Dir::Etc::SourceParts=$GSRC/parts -o Dir::State::Lists=$GSRC/lists -o Dir::Cache=$GSRC/cache"
   if (cd "$GSRC" && $SUDO apt-get $APTOPTS update -qq && $SUDO apt-get $APTOPTS source --download-only -qq gdb >/dev/null 2>&1) \
-      && tar -xJf "$GSRC"/gdb_13.1.orig.tar.xz -C "$GSRC" gdb-13.1/gdb/testsuite/gdb.arch gdb-13.1/gdb/testsuite/gdb.opt; then
+      && tar -xJf "$GSRC"/gdb_13.1.orig.tar.xz -C "$GSRC" gdb-13.1/gdb/testsuite/gdb.arch gdb-13.1/gdb/testsuite/gdb.opt \
+         gdb-13.1/gdb/testsuite/gdb.dwarf2 gdb-13.1/gdb/testsuite/gdb.base gdb-13.1/gdb/testsuite/gdb.python \
+         gdb-13.1/gdb/testsuite/lib; then
     echo "swk setup: GDB 13.1's testsuite programs in $GSRC"
   else
     echo "swk setup: could not fetch Debian's gdb source package (tests/test_gdb_suite.py needs it)" >&2

@@ -9,6 +9,7 @@ from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
 from .linux.tls import tls_block
+from .unwind.apply import frame_cfa
 from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_scopes, level_of,
                             register_view)
 
@@ -110,7 +111,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
     reg_size = ps.arch.reg_size
     level = shown.index
 
-    cfa = frame.cfa
+    cfa = frame_cfa(frame, ps)
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
     printer = getattr(frame.walker, "value_printer", None)
     pointers = getattr(printer, "pointers", False)     # its printers take pointers too (GDB's)
@@ -147,7 +148,9 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
         except Exception:   # the debugger's printer failing leaves swk's own text
             return None
 
-    def render(planned, summary):
+    def render(planned, summary, arg=False):
+        """``arg``: for a frame line, where GDB's print_frame_arg words a failure
+        "<error reading variable: MSG>" (bt full's locals: "<error reading variable NAME (MSG)>")."""
         var, plan, tname = planned
         if plan is not None and fmt is None:
             fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry)
@@ -156,14 +159,16 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
         tname = None
         vv = None
         try:
-            vv = read_variable(var, addr=addr, regs=view(), cfa=frame.cfa,
+            vv = read_variable(var, addr=addr, regs=view(), cfa=cfa,
                                read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
                                entry_regs=entry, libraries=libraries, reg_size=reg_size,
                                register_value=ps.arch.register_value, tls_base=tls_base)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
             tname = type_name(vv.type)
         except Exception as exc:
-            value = f"<error reading variable {var.name} ({exc})>"
+            value = f"<error reading variable: {exc}>" if arg else f"<error reading variable {var.name} ({exc})>"
+        if arg and vv is not None and vv.error:
+            value = f"<error reading variable: {vv.error}>"
         value = debuggers(var, vv, summary) or value
         out = {"name": var.name, "type": tname, "value": value}
         if vv is not None and not vv.error:
@@ -188,7 +193,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
             except Exception:   # no entry value: the value alone is shown
                 pass
         return out
-    return ([render(v, summary_args) for v in args],
+    return ([render(v, summary_args, True) for v in args],
             [] if args_only else [render(v, False) for v in locals_])
 
 
@@ -242,7 +247,7 @@ def line_args_text(shown, walk):
     parts = []
     for kind, name, where, full, sign, entry_reg in plan:
         if kind == "cfa":
-            cfa = frame.cfa
+            cfa = frame_cfa(frame, ps)
             if cfa is None:
                 return None
             try:

@@ -8,6 +8,7 @@ from .elf.demangle import strip_params
 from .frame import FrameKind
 from .locals.format import DEFAULT_FORMAT
 from .locals.frames import has_symtab
+from .symlookup import is_main_frame
 
 
 def frame_info(frame, level, shown=None):
@@ -169,7 +170,7 @@ def visible_frames(walk, past_main=True):
     """How many physical frames GDB would show: with ``past_main`` off, none below main."""
     if not past_main:
         for i, frame in enumerate(walk):
-            if frame.name == "main":
+            if is_main_frame(frame):
                 return i + 1
     return len(walk)
 
@@ -293,7 +294,7 @@ def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
     visible = visible_frames(walk, past_main)
     total = shown_count(walk, visible)
     # past main GDB does not unwind at all: a walk that failed below main ends silently there
-    cut = total if visible and not past_main and walk[visible - 1].name == "main" else None
+    cut = total if visible and not past_main and is_main_frame(walk[visible - 1]) else None
     bl = opts.backtrace_limit
     if bl and total > bl:                 # GDB unwinds no frame past the limit: lines end there
         while visible > 1 and shown_count(walk, visible - 1) >= bl:

@@ -129,3 +129,43 @@ def dwarf_function_name(module, addr):
         return lines.function_name(addr)
     except Exception:
         return None
+
+
+#: GDB's find_main_name after the debug info's own answer: minimal symbols that make another
+#: language's function the program's main (D's _Dmain, Go's main.main, Pascal's, Fortran's
+#: MAIN__: GDB 13's bt goes past a C main in a program that has a MAIN__, as gdb.base/langs').
+FOREIGN_MAINS = ("_Dmain", "main.main", "_p__M0_main_program", "pascal_main_program", "MAIN__")
+
+
+def foreign_main(ps):
+    """The address of another language's main in the executable (GDB's find_main_name: a Go
+    program's main.main, D's _Dmain, Pascal's), where GDB's inside_main_func looks for it
+    instead of C's main; None for a C/C++/Rust program (or a stripped one)."""
+    libs = ps.library_state
+    aout = libs.get_aout() if libs is not None else None
+    if aout is None or aout.module is None:
+        return None
+    cached = aout.module.cache.value("foreign-main", lambda: _foreign_main(aout.module))
+    return None if cached is None else cached + aout.base
+
+
+def _foreign_main(module):
+    syms = module_symbols(module)
+    if syms is None:
+        return None
+    for name in FOREIGN_MAINS:
+        hit = [s for s in syms.by_name(name) if s.value]
+        if hit:
+            return hit[0].value
+    return None
+
+
+def is_main_frame(frame):
+    """Whether ``frame`` is in the program's main (where GDB's bt stops with `backtrace
+    past-main off`): C's main by name, or the function at another language's main symbol."""
+    ps = frame.walker.process_state if frame.walker is not None else None
+    other = foreign_main(ps) if ps is not None else None
+    if other is None:
+        return frame.name == "main"
+    offset = frame.symbol_offset
+    return offset is not None and frame.lookup_pc - offset == other

@@ -16,6 +16,7 @@ from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
 from .steppers import default_steppers as make_default_steppers
 from .symlookup import ElfSymbolLookup
+from .unwind.apply import frame_cfa
 from .unwind.modules import is_executable
 
 DEFAULT_FRAME_CAP = 100_000
@@ -256,7 +257,7 @@ class Walker:
             return "no caller frame"
         callee_kind = caller.callee_kind or callee.kind
         if callee_kind != FrameKind.SIGNAL and caller.sp <= callee.sp and not (
-                caller.sp == callee.sp and self._may_share_sp(callee, arch)):
+                caller.sp == callee.sp and self._may_share_sp(callee, arch)) and not _splits_stack(callee):
             return f"caller's stack pointer 0x{caller.sp:x} is not above 0x{callee.sp:x}"
         if caller.ra == 0:
             return ""  # a zero return address ends the walk; the loop handles it
@@ -383,7 +384,7 @@ class Walker:
         ps = self.process_state
         try:
             vv = read_variable(variable, addr=addr, regs=register_view(walk, level_of(walk, frame_index)),
-                               cfa=frame.cfa, read_mem=ps.read_memory, bias=lib.base,
+                               cfa=frame_cfa(frame, ps), read_mem=ps.read_memory, bias=lib.base,
                                ptr_size=ps.arch.ptr_size,
                                entry_regs=entry_regs(walk, level_of(walk, frame_index)),
                                libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size,
@@ -396,6 +397,15 @@ class Walker:
         if buffer_size is not None and buffer_size < len(vv.data):
             return Glvv.EBUFFERSIZE, None
         return Glvv.SUCCESS, bytes(vv.data)
+
+
+#: Functions that move a stack to another block of memory: their caller's stack may be
+#: anywhere (gcc -fsplit-stack's __morestack, which GDB exempts from its inner-frame check).
+STACK_SWITCHERS = frozenset({"__morestack"})
+
+
+def _splits_stack(frame):
+    return frame.name in STACK_SWITCHERS
 
 
 def _steppers_for(group, addr):

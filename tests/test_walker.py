@@ -338,9 +338,19 @@ def test_bottom_stepper_knows_thread_and_process_starts(name):
     w = Walker(ps)
     status, why = BottomOfStackStepper(w).get_caller_frame(w.get_initial_frame())
     assert status is Gcf.STACKBOTTOM and name in why
-    ps.regs_by_thread[1] = {RIP: 0x2010, RSP: STACK, RBP: 0}
+    ps.regs_by_thread[1] = {RIP: 0x2010, RSP: STACK, RBP: STACK + 0x40}
     ps.invalidate()
     assert BottomOfStackStepper(w).get_caller_frame(w.get_initial_frame())[0] is Gcf.NOT_ME
+
+
+def test_bottom_stepper_zero_frame_pointer():
+    """Asked last, where no other stepper found a caller: a zero frame pointer is the ABIs' mark
+    of the outermost frame (_start's xorl %ebp, %ebp; GDB's i386 unwinder ends there)."""
+    mod = FakeModule("/bin/b", symbols=[("other", 0x2000, 0x100)])
+    ps = FakeProcess({1: {RIP: 0x2010, RSP: STACK, RBP: 0}}, libs=[fake_library(mod)])
+    w = Walker(ps)
+    status, why = BottomOfStackStepper(w).get_caller_frame(w.get_initial_frame())
+    assert status is Gcf.STACKBOTTOM and "frame pointer is zero" in why
 
 
 def test_bottom_stepper_zero_return_address():

@@ -67,6 +67,10 @@ class Architecture:
     #: Whether a call pushes the return address (x86), so a callee's CFA is always above its
     #: sp; False where it is left in a register (AArch64's x30): a leaf's CFA may be its sp.
     return_address_pushed = True
+    #: Whether a zero frame pointer marks the outermost frame: the x86-64 psABI ("user code
+    #: should mark the deepest stack frame by setting the frame pointer to zero"), i386's
+    #: _start (xorl %ebp, %ebp: GDB's i386 unwinder ends there), AAPCS64's frame records.
+    zero_fp_is_outermost = True
     #: Pointer authentication: {"gdb": register, "lldb": register} naming the target's code
     #: mask in each debugger; empty where code pointers are never signed.
     pac_mask_registers = {}

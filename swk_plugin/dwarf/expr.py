@@ -425,7 +425,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
             else:
                 raise ExprError(f"unknown DWARF expression opcode 0x{op:02x} at offset {pos - 1}")
     except IndexError:
-        raise ExprError(f"{_op_name(op)}: DWARF expression stack underflow") from None
+        raise ExprError("dwarf expression stack underflow") from None     # GDB's words
     except DecodeError:
         raise ExprError(f"{_op_name(op)}: truncated operand at offset {pos}") from None
 

@@ -11,6 +11,7 @@ import bisect
 
 from ..errors import SwkError
 from ..frame import Frame, FrameKind
+from ..unwind.apply import frame_cfa
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
 from .entry import EntryRegs, call_site_entry_regs, site_fast_values
@@ -387,7 +388,7 @@ def entry_regs(walk, level, outermost=None):
             try:
                 entry = _callee_entry(callee, lib, entries)
                 regs = call_site_entry_regs(
-                    clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=caller.cfa,
+                    clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=frame_cfa(caller, ps),
                     read_mem=ps.read_memory, bias=clib.base,
                     callee_entry=entry, callee_module=lib.module,
                     callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,

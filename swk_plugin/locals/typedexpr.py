@@ -361,7 +361,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
             else:
                 raise ExprError(f"DWARF operation 0x{op:02x} in a typed expression")
     except IndexError:
-        raise ExprError("DWARF expression stack underflow") from None
+        raise ExprError("dwarf expression stack underflow") from None     # GDB's words
     except (DecodeError, struct.error):
         raise ExprError("truncated DWARF expression") from None
     if pieces:

@@ -29,6 +29,9 @@ class BottomOfStackStepper(FrameStepper):
                 return Gcf.STACKBOTTOM, f"bottom of the stack ({base})"
         if self._at_entry_point(frame):
             return Gcf.STACKBOTTOM, "bottom of the stack (the program's entry point)"
+        if frame.fp == 0 and self.process_state.arch.zero_fp_is_outermost:
+            # asked last: no other stepper found a caller, and the ABI's outermost mark is there
+            return Gcf.STACKBOTTOM, "bottom of the stack (no caller found, and the frame pointer is zero)"
         return Gcf.NOT_ME, "not a known bottom-of-stack function"
 
     def _at_entry_point(self, frame):

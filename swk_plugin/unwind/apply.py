@@ -10,6 +10,8 @@ from ..dwarf.expr import ExprError, evaluate
 from ..errors import MemoryReadError, RuleError, SwkError
 from ..frame import ADDRESS, UNKNOWN_LOCATION, Frame, FrameKind, Location
 from ..rule import (EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED, VAL_EXPRESSION, VAL_OFFSET)
+from .cfi import cfi_rule_at
+from .modules import module_at
 
 
 class UnwindResult:
@@ -63,25 +65,9 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
         return int.from_bytes(data[:ptr_size], "little")
 
     def run(expr, initial, what):
-        try:
-            res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size,
-                           initial_stack=initial)
-        except ExprError as exc:
-            raise RuleError(f"{what}: {exc}") from None
-        if res.kind not in ("memory", "value"):
-            raise RuleError(f"{what}: expression yields a {res.kind} location, not an address")
-        return res.value
+        return _run(expr, initial, what, regs, read_mem, ptr_size)
 
-    crule = rule.cfa
-    if crule.expr is not None:
-        cfa = run(crule.expr, (), "CFA expression")
-    else:
-        base = regs.get(crule.reg)
-        if base is None:
-            if crule.reg is None:
-                raise RuleError("CFA rule has no register")
-            raise RuleError(f"CFA is based on register {crule.reg}, whose value is unknown")
-        cfa = (base + crule.offset) & mask
+    cfa = rule_cfa(rule, regs, read_mem, arch)
 
     ra_reg = rule.ra_reg
     out = {}
@@ -137,6 +123,47 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
     if ra is not None and rule.ra_signed:
         ra = strip(ra) if strip is not None else arch.strip_pointer_auth(ra)
     return UnwindResult(cfa, out, locs, ra, ra_undefined)
+
+
+def _run(expr, initial, what, regs, read_mem, ptr_size):
+    try:
+        res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size, initial_stack=initial)
+    except ExprError as exc:
+        raise RuleError(f"{what}: {exc}") from None
+    if res.kind not in ("memory", "value"):
+        raise RuleError(f"{what}: expression yields a {res.kind} location, not an address")
+    return res.value
+
+
+def rule_cfa(rule, regs, read_mem, arch):
+    """The CFA ``rule`` gives with the frame's ``regs``; RuleError where it cannot."""
+    crule = rule.cfa
+    if crule.expr is not None:
+        return _run(crule.expr, (), "CFA expression", regs, read_mem, arch.ptr_size)
+    base = regs.get(crule.reg)
+    if base is None:
+        if crule.reg is None:
+            raise RuleError("CFA rule has no register")
+        raise RuleError(f"CFA is based on register {crule.reg}, whose value is unknown")
+    return (base + crule.offset) & ((1 << (8 * arch.ptr_size)) - 1)
+
+
+def frame_cfa(frame, ps):
+    """The frame's CFA: the one its caller's step found, else what the CFI at its pc says
+    of its registers (GDB's DW_OP_call_frame_cfa in the outermost frame, which no step
+    went past), else None."""
+    if frame.cfa is not None:
+        return frame.cfa
+    lib, mod = module_at(ps, frame.lookup_pc)
+    if mod is None:
+        return None
+    rule = cfi_rule_at(mod, frame.lookup_pc - lib.base)
+    if rule is None:
+        return None
+    try:
+        return rule_cfa(rule, callee_registers(frame, ps.arch), ps.read_memory, ps.arch)
+    except (RuleError, SwkError):
+        return None
 
 
 def _location(loc):
@@ -284,4 +311,5 @@ def _caller(callee, rule, ra, sp, regs, locs, cfa, arch):
     return caller
 
 
-__all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "compile_rule", "UNDEFINED"]
+__all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "compile_rule", "frame_cfa",
+           "rule_cfa", "UNDEFINED"]

@@ -12,8 +12,8 @@ import dataclasses
 import re
 from pathlib import Path
 
-#: the testsuite directories taken, and the programs of them that build with plain gcc/g++ on
-#: x86-64 and stop where a backtrace is asked for
+#: the testsuite directories taken (of gdb.arch its x86 programs; of FRAME_CHECKED_ONLY those
+#: whose .exp checks a backtrace or frame line)
 DIRS = ("gdb.arch", "gdb.opt", "gdb.dwarf2", "gdb.base", "gdb.python")
 
 
@@ -25,6 +25,7 @@ class Program:
     flags: list[str]
     stops: list[str]          # GDB breakpoint specs, in the .exp's order
     m32: bool = False         # i386 code (an .S gated by is_x86_like_target): built with -m32
+    nodebug: tuple = ()       # sources the .exp builds without debug info
 
     @property
     def id(self) -> str:
@@ -69,6 +70,28 @@ def parse(exp: Path) -> Program | None:
     named = call.group(1) if call else ""
     built = [srcs[0]] + [s for k, s in enumerate(srcs[1:], 2)
                          if re.search(rf"\$\{{?srcfile{k}\b", named)]
+    listed = re.search(r"(?:prepare_for_testing|build_executable)[\s\\]+\"[^\"]*\"[\s\\]+\S+[\s\\]+\{([^}]*)\}", text)
+    if listed:                              # {skip.c skip1.c}: the sources by name
+        files = [exp.parent / f for f in listed.group(1).split()]
+        if files and all(f.exists() for f in files):
+            built = files
+    nodebug = []
+    full = re.search(r"prepare_for_testing_full\b(.{0,300})", text, re.S)
+    if full:                                # [list $testfile LANG FILE FLAGS FILE FLAGS ...]
+        for m in re.finditer(r"\$\{?testfile\}?([-\w.]+\.(?:cc|cpp|c|S))\b", full.group(1)):
+            extra = exp.parent / (exp.stem + m.group(1))
+            if extra.exists() and extra not in built:
+                built.append(extra)
+        for m in re.finditer(r"\$\{?srcfile(\d?)\}?\s+(\{\s*\}|\{[^}]*nodebug[^}]*\})", full.group(1)):
+            k = int(m.group(1) or 1)
+            if k <= len(srcs):
+                if srcs[k - 1] not in built:
+                    built.append(srcs[k - 1])
+                nodebug.append(srcs[k - 1])
+        for m in re.finditer(r"\$\{?srcfile(\d)\}?\s+(?:debug|\{[^}]*\})", full.group(1)):
+            k = int(m.group(1))
+            if k <= len(srcs) and srcs[k - 1] not in built:
+                built.append(srcs[k - 1])
     lines_from = srcs
     srcs = built
     cxx = any(s.suffix in (".cc", ".cpp") for s in srcs) or "c++" in text.split("prepare_for_testing", 1)[-1][:300]
@@ -127,15 +150,24 @@ def parse(exp: Path) -> Program | None:
             stops.append(spec)
     if not stops:
         return None
-    return Program(exp, srcs, cxx, flags, stops, m32)
+    return Program(exp, srcs, cxx, flags, stops, m32, tuple(nodebug))
 
 
-def programs(root: Path, dirs=("gdb.arch", "gdb.opt")) -> list[Program]:
+#: directories of which only the programs whose .exp checks a backtrace or a frame line are
+#: taken (gdb.base and gdb.python test much else: breakpoints, printing, Python's API)
+FRAME_CHECKED_ONLY = ("gdb.base", "gdb.python")
+_FRAME_CHECK = re.compile(r'gdb_test\w*\s+"(bt|backtrace|where|up|down|frame|info frame|finish)\b'
+                          r'|\bgdb_test_sequence\s+"(bt|backtrace)|\[list\s+"(bt|backtrace)')
+
+
+def programs(root: Path, dirs=DIRS) -> list[Program]:
     out = []
     for d in dirs:
         for exp in sorted((root / d).glob("*.exp")):
             name = exp.stem
             if d == "gdb.arch" and not name.startswith(("amd64", "x86", "i386")):
+                continue
+            if d in FRAME_CHECKED_ONLY and not _FRAME_CHECK.search(exp.read_text(errors="replace")):
                 continue
             p = parse(exp)
             if p is not None:
@@ -151,7 +183,16 @@ def build(prog: Program, out_dir: Path) -> tuple[Path | None, str]:
     if exe.exists():
         return exe, ""
     cc = "g++" if prog.cxx else "gcc"
-    argv = [cc, *prog.flags, *map(str, prog.sources), "-o", str(exe), "-lm"]
+    inputs = list(map(str, prog.sources))
+    for src in prog.nodebug:                # compiled on its own, without -g
+        obj = out_dir / f"{prog.exp.stem}-{src.stem}.nodebug.o"
+        flags = [f for f in prog.flags if not f.startswith("-g")]
+        p = subprocess.run([cc, *flags, "-c", str(src), "-o", str(obj)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, cwd=prog.exp.parent)
+        if p.returncode != 0:
+            return None, f"{cc} fails on {src.name}: {p.stdout.strip()[:200]}"
+        inputs[inputs.index(str(src))] = str(obj)
+    argv = [cc, *prog.flags, *inputs, "-o", str(exe), "-lm"]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=prog.exp.parent)
     if p.returncode != 0:
         first = next((ln for ln in p.stdout.splitlines() if "error" in ln), p.stdout.strip()[:200])
