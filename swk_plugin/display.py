@@ -179,7 +179,12 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
         if var.is_param:
             try:
                 ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
-                if ev is not None:
+                if ev is not None and ev.error:
+                    # GDB's read_frame_arg: an entry value that raised an error prints it,
+                    # unless the value itself failed with the same words
+                    if vv is None or vv.error != ev.error:
+                        out["entry"], out["entry_same"] = f"<error reading variable: {ev.error}>", False
+                elif ev is not None:
                     referent = ev.entry_referent
                     if referent is None:
                         out["entry"] = debuggers(var, ev, summary) or format_value(
@@ -327,8 +332,10 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):
     bits = 8 * size
     v &= (1 << bits) - 1
     out = {"name": var.name, "type": tname, "value": str(v - (1 << bits) if signed and v >> (bits - 1) else v)}
-    if entry_reg is not None and entry:
+    if entry_reg is not None and (entry or getattr(entry, "errors", None)):
         e = entry.get(entry_reg)
+        if e is None and entry_reg in getattr(entry, "errors", {}):
+            return None                       # the general path prints the error
         if e is not None:
             if not isinstance(e, int) or (isinstance(entry_reg, int) and size > reg_size(entry_reg)):
                 return None

@@ -92,7 +92,7 @@ class Frame:
 
     __slots__ = ("ra", "sp", "fp", "_ra_loc", "_sp_loc", "_fp_loc", "regs", "_reg_locs", "_loc_src",
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
-                 "trust", "callee_cfa", "callee_kind", "overruled", "_sym", "_lib", "_prev")
+                 "trust", "callee_cfa", "callee_kind", "overruled", "lost", "_sym", "_lib", "_prev")
 
     def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None, reg_locations=None, copy=True):
         self.ra, self.sp, self.fp = ra, sp, fp
@@ -114,6 +114,9 @@ class Frame:
         #: Why the steppers asked before the one that found this frame failed ("stepper:
         #: why" each): where swk goes past broken CFI, -v and JSON say so.
         self.overruled = ()
+        #: Registers the step that found this frame says are lost in it (CFI's
+        #: DW_CFA_undefined): not the inner frame's value, unknown (GDB's <not saved>).
+        self.lost = frozenset()
         #: What the step that found this frame learned about its callee, recorded on the
         #: callee by the walker once it accepts this frame (steppers never change a callee).
         self.callee_cfa = None

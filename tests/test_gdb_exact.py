@@ -45,6 +45,7 @@ STOPS = {
     "vdso": ("break main", "run vdso", "break __vdso_clock_gettime", "continue"),
     "args": ("break stop_here", "run args"),
     "decimal": ("break stop_here", "run decimal"),
+    "lost": ("break stop_here", "run lost"),
 }
 MODES = list(STOPS)
 
@@ -185,6 +186,11 @@ def test_known_values(progs, mode):
                          "-Infinity, NaN}", "d128 = {-3.000E-10, 1.000000000000000000000000000000001, -5E+6000,"):
                 if want not in full:
                     errs.append(f"{side}: no {want!r} in bt full: main passed 0.1DF, 2.00DD, -3.000E-10DL")
+        elif mode == "lost":
+            full = "\n".join(got[side + "FULL"] if side == "SWK" else got["GDBFULL"])
+            if "keeps_in_rbx" not in names or "v = <optimized out>" not in full:
+                errs.append(f"{side}: keeps_in_rbx's v (in %rbx, which loses_rbx's CFI marks undefined) "
+                            "must be <optimized out>, not the inner frames' %rbx")
         elif mode == "vdso":
             if names[:1] != ["clock_gettime"] or "main" not in names:
                 errs.append(f"{side}: frames {names}, expected clock_gettime (the vDSO's) ... main")
@@ -383,3 +389,28 @@ def test_rust_names(where):
     errs += [f"a linkage name: {ln}" for ln in s if re.search(r"\b_(R|ZN)[0-9A-Za-z_$]{6,}", ln)]
     if errs:
         _fail(errs, ("bt", g), ("swk-bt", s))
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core", "cli-core"])
+def test_cxx_computed_names(where):
+    """Addresses of C++ functions that have no linkage name (main, an extern "C" function) print
+    as GDB names them: their parameter types canonicalized as GDB's C++ parser spells them
+    (``<main(int, char**)>``, ``<fx(unsigned long, char const*, ..., int const* const*)>``),
+    in the frame line and, past main, in __libc_start_call_main's arguments; on the command
+    line too (which walks past main: so does GDB here)."""
+    exe = T.build(["cxx_names.cpp"], "cxx_names", ("-g",))
+    stop = ["break stop", "run"]
+    core = T.make_core(exe, stop) if where != "live" else None
+    out = T.run_gdb(exe, [*SETTINGS, "set backtrace past-main on", *([] if core else stop), *_marked("GDB", "bt"),
+                          f"source {T.GDB_INIT}", *_marked("SWK", "swk-bt")], core=core, timeout=180)
+    g = _between(out, "GDB")
+    if where == "cli-core":
+        p = T.run_swk_cli(["bt", "--core", core, "--exe", exe])
+        s = [ln for ln in p.stdout.splitlines() if ln.startswith("#")]
+    else:
+        s = _between(out, "SWK")
+    errs = [] if any("<main(int, char**)>" in ln for ln in g) else ["GDB's bt does not name <main(int, char**)>"]
+    errs += _differences(g, s)
+    if errs:
+        _fail(errs, ("bt", g), ("swk", s))

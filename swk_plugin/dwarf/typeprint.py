@@ -22,17 +22,20 @@ _BASE_CANON = [(re.compile(r"(?<![\w])" + a + r"(?![\w])"), b) for a, b in (
     ("long long unsigned int", "unsigned long long"), ("long long int", "long long"),
     ("long unsigned int", "unsigned long"), ("short unsigned int", "unsigned short"),
     ("long int", "long"), ("short int", "short"), ("__int128 unsigned", "unsigned __int128"))]
+_PTR_SPACE = re.compile(r"(?<=[\w>*&]) (?=[*&])")
 _CONST_FIRST = re.compile(r"(?<=[<(,])(\s?)const ([A-Za-z_][\w:]*)(?=[&*,>)])")
 
 
 def canon(name):
     """A cheap cp_canonicalize_string: GDB canonicalizes C++ DWARF names it can parse
-    ("long int" -> "long", "const int&" -> "int const&")."""
+    ("long int" -> "long", "const int&" -> "int const&", "char **" -> "char**")."""
     if not name or not gdb_can_parse(name):
         return name
     if "int" in name:
         for rx, rep in _BASE_CANON:
             name = rx.sub(rep, name)
+    if " *" in name or " &" in name:      # the demangler's spelling: char**, int&, char const*
+        name = _PTR_SPACE.sub("", name)
     if "const " in name:
         name = _CONST_FIRST.sub(r"\1\2 const", name)
         if "const " in name:

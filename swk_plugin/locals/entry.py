@@ -18,7 +18,7 @@ from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin,
                          AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
                          AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
-from .locations import FrameCtx, MemError, OptimizedOut, VarValue, find_location_expr, is_loclist
+from .locations import FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, find_location_expr, is_loclist
 from .scopes import Scope, engine_for
 from .types import strip_typedefs
 
@@ -180,6 +180,9 @@ class EntryRegs(dict):
         super().__init__()
         self.from_fbreg = set()
         self.data = {}
+        #: per register, why its call-site value cannot be computed where GDB says so (a
+        #: register the caller lost: "value has been optimized out"): x@entry=<error ...>
+        self.errors = {}
 
 
 def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
@@ -233,6 +236,9 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
         ctx.used_entry = set()
         try:
             res = ctx.evaluate(code, cu)
+        except RegisterLost as exc:
+            out.errors[r] = str(exc)
+            continue
         except (OptimizedOut, MemError, ExprError, SwkError):
             continue
         if res.kind in ("memory", "value"):
@@ -380,11 +386,16 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
     if not var.is_param or var.type is None:
         return None
     reg = entry_register(var)
-    if reg is None or not entry_regs:
+    if reg is None or (not entry_regs and not getattr(entry_regs, "errors", None)):
         return None
     v = entry_regs.get(reg)
     if v is None:
-        return None
+        err = getattr(entry_regs, "errors", {}).get(reg)
+        if err is None:
+            return None
+        vv = VarValue(var.type)              # GDB: x@entry=<error reading variable: ...>
+        vv.var, vv.error, vv.entry_referent = var, err, None
+        return vv
     t = strip_typedefs(var.type)
     if t.kind in ("ref", "rref"):
         # GDB reads a reference's entry value through DW_AT_call_data_value: without one

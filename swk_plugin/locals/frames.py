@@ -99,11 +99,16 @@ class RegisterView(dict):
     in the dict; a floating-point or vector register only when a location names one,
     from ``fp_source`` (the thread's own registers for the innermost frames, the fpstate
     of a signal frame for the code it interrupted)."""
-    __slots__ = ("fp_source",)
+    __slots__ = ("fp_source", "lost")
 
-    def __init__(self, regs=(), fp_source=None):
+    def __init__(self, regs=(), fp_source=None, lost=frozenset()):
         super().__init__(regs)
         self.fp_source = fp_source
+        #: the registers a step marked lost here or in a frame inside it (and none recovered)
+        self.lost = lost
+
+    def is_lost(self, regno):
+        return regno in self.lost
 
     def get(self, regno, default=None):
         value = dict.get(self, regno, _MISSING)
@@ -166,7 +171,9 @@ def _signal_fp_source(ps, trampoline):
 
 def register_view(walk, level):
     """The registers GDB sees in the frame at ``level`` (of call_levels): what the walk
-    recovered there, and for every register it did not, the inner frame's value.  GDB
+    recovered there, and for every register it did not, the inner frame's value, except
+    those a step marked lost (DW_CFA_undefined: GDB's <not saved>, variables there
+    <optimized out>), here and in every frame outside it until a step recovers them.  GDB
     unwinds a register its unwind rules do not mention as unchanged ("same value",
     DWARF2_FRAME_REG_UNSPECIFIED), so a variable its location list still places in a
     caller-saved register prints that register's current value; values shown as GDB
@@ -190,18 +197,26 @@ def register_view(walk, level):
     if start is None:
         frame = levels[0]
         regs, source, start = dict(frame.regs), _thread_fp_source(frame.walker.process_state, frame.thread), 0
+        lost = frozenset()
     else:
-        regs, source = dict(views[start]), views[start].fp_source
+        regs, source, lost = dict(views[start]), views[start].fp_source, views[start].lost
     for k in range(start + 1, level + 1):
         if levels[k - 1].kind == FrameKind.SIGNAL:
             source = _signal_fp_source(levels[k].walker.process_state, levels[k - 1])
-        regs.update(levels[k].regs)
+        own = levels[k].regs
+        regs.update(own)
+        if lost:
+            lost = frozenset(r for r in lost if r not in own)
+        if levels[k].lost:                  # undefined by the step: not the inner frame's value
+            for r in levels[k].lost:
+                regs.pop(r, None)
+            lost = lost | levels[k].lost
         if k % CHECKPOINT == 0 and k != level and k not in views:
             # a view kept every CHECKPOINT levels: entry values ask for levels outermost
             # first, and each then starts from one of these, not from level 0
-            views[k] = RegisterView(regs, source)
+            views[k] = RegisterView(regs, source, lost)
             bisect.insort(made, k)
-    view = views[level] = RegisterView(regs, source)
+    view = views[level] = RegisterView(regs, source, lost)
     return view
 
 
@@ -228,6 +243,13 @@ class LevelRegisters:
         if self.view is None:
             self.view = register_view(self.walk, self.level)
         return self.view.get(regno, default)
+
+    def is_lost(self, regno):
+        if regno in self.own:
+            return False
+        if self.view is None:
+            self.view = register_view(self.walk, self.level)
+        return self.view.is_lost(regno)
 
     def __bool__(self):
         return True
@@ -323,6 +345,11 @@ class LazyEntryRegs:
     def data(self):
         """EntryRegs.data: what reference parameters' objects held on entry."""
         return getattr(self._get(), "data", {})
+
+    @property
+    def errors(self):
+        """EntryRegs.errors: the call-site values GDB reports as errors."""
+        return getattr(self._get(), "errors", {})
 
 
 def entry_regs(walk, level, outermost=None):

@@ -93,6 +93,15 @@ def _reg_bytes(regs, r, reg_size):
 
 # --- the frame context ---------------------------------------------------------------------
 
+class RegisterLost(OptimizedOut):
+    """A register a step marked lost (CFI's DW_CFA_undefined) was needed: GDB's "value has
+    been optimized out" error (an entry value then prints as that error, not as absent)."""
+
+    def __init__(self, regno):
+        super().__init__("value has been optimized out")
+        self.regno = regno
+
+
 class FrameCtx:
     def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None,
                  register_value=None, tls_base=None):
@@ -121,11 +130,17 @@ class FrameCtx:
         self.symbolize = None
         self._fb = None
 
+    def _missing(self, r):
+        is_lost = getattr(self.regs, "is_lost", None)
+        if is_lost is not None and is_lost(r):
+            raise RegisterLost(r)
+        raise OptimizedOut(f"register {r} not recovered")
+
     # hooks for dwarf.expr.evaluate
     def read_reg(self, r):
         v = self.regs.get(r)
         if v is None:
-            raise OptimizedOut(f"register {r} not recovered")
+            self._missing(r)
         self.used_regs.add(r)
         if isinstance(v, (bytes, bytearray)):
             return int.from_bytes(v[:8], "little")
@@ -213,7 +228,7 @@ class FrameCtx:
             def reg_bytes(r):
                 b = _reg_bytes(self.regs, r, self.reg_size)
                 if b is None:
-                    raise OptimizedOut(f"register {r} not recovered")
+                    self._missing(r)
                 self.used_regs.add(r)
                 return b
 

@@ -1,6 +1,6 @@
 """GDB's <symbol+offset> for pointer values: the minimal symbol, or the DWARF function
 when it starts no later (build_address_symbolic), for one module or a whole process."""
-from ..dwarf.typeprint import TypePrinter
+from ..dwarf.typeprint import TypePrinter, canon
 from ..elf.symbols import module_symbols
 from .dwarfconst import LANG_CPP
 from .scopes import engine_for
@@ -74,7 +74,7 @@ def _physname(eng, fn):
         return None
     if params.startswith("(void)"):
         params = "()" + params[6:]      # C++ prints no "void" in an empty parameter list
-    return fn.name + params
+    return canon(fn.name + params)      # dwarf2_canonicalize_name: main(int, char**)
 
 
 def make_symbolizer(libraries):

@@ -22,11 +22,13 @@ class UnwindResult:
     registers).  Registers computed by VAL_* rules, and the CFA-derived stack
     pointer, have no location.
     """
-    __slots__ = ("cfa", "regs", "locations", "ra", "ra_undefined")
+    __slots__ = ("cfa", "regs", "locations", "ra", "ra_undefined", "undefined")
 
-    def __init__(self, cfa, regs, locations, ra, ra_undefined):
+    def __init__(self, cfa, regs, locations, ra, ra_undefined, undefined=frozenset()):
         self.cfa, self.regs, self.locations = cfa, regs, locations
         self.ra, self.ra_undefined = ra, ra_undefined
+        #: registers the rule marks undefined (DW_CFA_undefined): lost in the caller
+        self.undefined = undefined
 
     def __repr__(self):
         ra = "undefined" if self.ra_undefined else (None if self.ra is None else hex(self.ra))
@@ -122,7 +124,8 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
     ra_undefined = ra is None and (ra_rule is None or ra_rule.kind == UNDEFINED)
     if ra is not None and rule.ra_signed:
         ra = strip(ra) if strip is not None else arch.strip_pointer_auth(ra)
-    return UnwindResult(cfa, out, locs, ra, ra_undefined)
+    undefined = frozenset(r for r, rr in rules.items() if rr.kind == UNDEFINED and r not in (ra_reg, sp_reg))
+    return UnwindResult(cfa, out, locs, ra, ra_undefined, undefined)
 
 
 def _run(expr, initial, what, regs, read_mem, ptr_size):
@@ -242,7 +245,10 @@ def caller_by_rule(callee, rule, ps):
     regs[arch.sp] = sp
     regs[arch.pc] = res.ra
     locs = {reg: _location(loc) for reg, loc in res.locations.items()}
-    return _caller(callee, rule, res.ra, sp, regs, locs, res.cfa, arch), res.cfa
+    caller = _caller(callee, rule, res.ra, sp, regs, locs, res.cfa, arch)
+    if res.undefined:
+        caller.lost = res.undefined
+    return caller, res.cfa
 
 
 def _caller_by_plan(callee, rule, plan, ps, arch):

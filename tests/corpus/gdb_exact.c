@@ -17,6 +17,10 @@
  *                       `print frame-arguments` setting.
  *   gdb_exact vdso      clock_gettime in a loop: stopped in the vDSO's __vdso_clock_gettime,
  *                       a frame GDB prints with no "from [vdso]".
+ *   gdb_exact lost      stop_here under loses_rbx, whose CFI marks %rbx undefined from its
+ *                       first instruction on (.cfi_undefined), under keeps_in_rbx, which keeps v
+ *                       in %rbx across the call (through a pointer: no inter-procedural register
+ *                       allocation): GDB's v = <optimized out>, never the inner frames' %rbx.
  *   gdb_exact decimal   stop_here under decimals(): _Decimal32/64/128 arguments and arrays
  *                       (DW_ATE_decimal_float, BID-encoded on x86): plain and exponent forms,
  *                       trailing zeros, -0, the long coefficient form, Infinity and NaN, as
@@ -110,8 +114,26 @@ __attribute__((noinline)) int decimals(_Decimal32 a, _Decimal64 b, _Decimal128 c
     return (int)d32[n % 10] + (int)d64[n % 6] + (int)d128[n % 6];
 }
 
+__attribute__((noinline)) void loses_rbx(int k)
+{
+    asm volatile(".cfi_undefined rbx");
+    stop_here(k);
+    sink++;
+}
+
+static void (*volatile lose_rbx)(int) = loses_rbx;
+
+__attribute__((noinline)) int keeps_in_rbx(int n)
+{
+    int v = n * 7 + sink;
+    lose_rbx(n);
+    return v + 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "lost") == 0)
+        return keeps_in_rbx(argc + 3) == 0;
     if (argc > 1 && strcmp(argv[1], "decimal") == 0)
         return decimals(0.1DF, 2.00DD, -3.000E-10DL, argc) > 1000;
     if (argc > 1 && strcmp(argv[1], "args") == 0) {

@@ -200,17 +200,43 @@ def build(prog: Program, out_dir: Path) -> tuple[Path | None, str]:
     return exe, ""
 
 
-def session_commands(prog: Program, gdb_init: Path, max_stops: int = 12) -> list[str]:
+def session_commands(prog: Program, gdb_init: Path, max_stops: int = 12, cores: Path | None = None,
+                     core_stops: int = 3) -> list[str]:
     """GDB's commands for one program: its breakpoints, then at each stop GDB's own bt (swk's
-    unwinder off) and swk-bt, between markers, up to ``max_stops`` stops."""
+    unwinder off) and swk-bt, between markers, up to ``max_stops`` stops; with ``cores``, the
+    first ``core_stops`` stops are also written there as cores (``stop-N.core``), with the
+    stopped thread's id printed (``SWKSUITE-TID-N tid``) for core_commands."""
     cmds = ["set width 0", "set height 0", "set confirm off", "set pagination off",
             f"source {gdb_init}", "set swk unwinder off"]
     cmds += [f"break {s}" for s in prog.stops]
     cmds += ["run"]
     for i in range(max_stops):
         cmds += [f"echo SWKSUITE-GDB-{i}\\n", "bt", f"echo SWKSUITE-SWK-{i}\\n", "swk-bt",
-                 f"echo SWKSUITE-END-{i}\\n", "continue"]
+                 f"echo SWKSUITE-END-{i}\\n"]
+        if cores is not None and i < core_stops:
+            cmds += [f"python print('SWKSUITE-TID-{i}', gdb.selected_thread().ptid[1])",
+                     f"gcore {cores}/stop-{i}.core"]
+        cmds += ["continue"]
     return cmds
+
+
+def core_commands(tid: int) -> list[str]:
+    """GDB's commands for its bt on a core of the suite (the oracle for ``swk bt --core``, which
+    walks past main: so does GDB here), in the thread that stopped."""
+    return ["set width 0", "set height 0", "set confirm off", "set pagination off",
+            "set backtrace past-main on",
+            f"python [t.switch() for t in gdb.selected_inferior().threads() if t.ptid[1] == {tid}]",
+            "echo SWKSUITE-CORE\\n", "bt", "echo SWKSUITE-CORE-END\\n"]
+
+
+def frame_lines(lines: list[str]) -> list[str]:
+    """The lines of a backtrace: frames and its closing remark."""
+    return [ln for ln in lines if ln.startswith(("#", "Backtrace stopped", "(More stack frames"))]
+
+
+def core_tids(output: str) -> dict[int, int]:
+    """{stop index: the stopped thread's id} from a session's SWKSUITE-TID lines."""
+    return {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^SWKSUITE-TID-(\d+) (\d+)$", output, re.M)}
 
 
 def stops_of(output: str) -> list[tuple[list[str], list[str]]]:
@@ -225,9 +251,8 @@ def stops_of(output: str) -> list[tuple[list[str], list[str]]]:
             c = lines.index(f"SWKSUITE-END-{i}", b)
         except ValueError:
             return out
-        keep = ("#", "Backtrace stopped", "(More stack frames")
-        g = [ln for ln in lines[a + 1:b] if ln.startswith(keep)]
-        s = [ln for ln in lines[b + 1:c] if ln.startswith(keep)]
+        g = frame_lines(lines[a + 1:b])
+        s = frame_lines(lines[b + 1:c])
         if not g or g[0].startswith("No stack"):
             return out
         out.append((g, s))
