@@ -14,6 +14,7 @@ stays true.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import subprocess
 import sys
@@ -149,6 +150,8 @@ class Run:
     stops: list
     out: str
     cores: dict
+    #: the deepest of those cores in LLDB: (stop, GDB's bt on it, swk-bt's lines in LLDB, output)
+    lldb: tuple | None = None
 
 
 def _run(prog: H.Program) -> Run | None:
@@ -168,13 +171,38 @@ def _run(prog: H.Program) -> Run | None:
                              cwd=str(exe.parent), errors="replace", preexec_fn=_limit_cpu).stdout
     except subprocess.TimeoutExpired as exc:     # a program waiting for ever: the stops it made
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-    legs = {}
-    for i, tid in sorted(H.core_tids(out).items()):
-        core = cores / f"stop-{i}.core"
-        if core.exists() and core.stat().st_size:
-            legs[i] = _core_leg(exe, core, tid)
+    legs, lldb = {}, None
+    written = [(i, tid) for i, tid in sorted(H.core_tids(out).items())
+               if (cores / f"stop-{i}.core").exists() and (cores / f"stop-{i}.core").stat().st_size]
+    for i, tid in written:
+        legs[i] = _core_leg(exe, cores / f"stop-{i}.core", tid)
+    if written and S.lldb().path:
+        i, tid = written[-1]                        # the deepest of them
+        lldb = (i, legs[i][0], *_lldb_leg(exe, cores / f"stop-{i}.core", tid))
     shutil.rmtree(cores, ignore_errors=True)     # a core is as big as the program's memory
-    return Run(H.stops_of(out), out, legs)
+    return Run(H.stops_of(out), out, legs, lldb)
+
+
+def _lldb_leg(exe: Path, core: Path, tid: int) -> tuple[list, str]:
+    """(swk-bt's lines in LLDB on the core, in the thread that stopped; LLDB's output)."""
+    argv = [S.lldb().path, "-b", "-x", "-o", "settings set auto-confirm true",
+            "-o", f"command script import {T.REPO / 'lldb_init.py'}", "-o", f"target create {exe} --core {core}",
+            "-o", "script print('SWKSUITE-LLDB')", "-o", "swk-bt -all", "-o", "script print('SWKSUITE-LLDB-END')"]
+    env = dict(os.environ, TMPDIR=str(T.BUILD))
+    out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                         errors="replace", stdin=subprocess.DEVNULL, env=env).stdout
+    lines = out.splitlines()
+    try:
+        block = lines[lines.index("SWKSUITE-LLDB") + 1:lines.index("SWKSUITE-LLDB-END")]
+    except ValueError:
+        return [], out[-3000:]
+    mine, keep = [], False
+    for ln in block:                              # the thread that stopped, of "swk-bt -all"
+        if ln.startswith("Thread "):
+            keep = f"(LWP {tid})" in ln
+        elif keep:
+            mine.append(ln)
+    return H.frame_lines(mine), out[-3000:]
 
 
 def _core_leg(exe: Path, core: Path, tid: int) -> tuple[list, list, str]:
@@ -280,3 +308,28 @@ def test_gdb_program_core(root, results, prog):
         errs.append("no core written")
     if errs:
         pytest.fail(f"{prog.id}:\n" + "\n".join(errs), pytrace=False)
+
+
+#: (program, stop index) -> why swk-bt in LLDB differs from GDB's bt on that stop's core
+KNOWN_LLDB = {}
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("prog", PROGRAMS or [None], ids=[p.id for p in PROGRAMS] or ["no-testsuite"])
+def test_gdb_program_lldb(root, results, prog):
+    """The deepest of those cores in LLDB (``target create --core``): swk-bt's lines there
+    against GDB's bt on the same core (LLDB's swk-bt walks past main, as GDB does there)."""
+    if prog is None:
+        pytest.fail(f"no program of GDB's testsuite found under {ROOT}", pytrace=False)
+    S.need_lldb()
+    got = results[prog.id].result() if prog.id in results else _run(prog)
+    if got is None or not got.cores:
+        return                          # test_gdb_program / test_gdb_program_core say why
+    if got.lldb is None:
+        pytest.fail(f"{prog.id}: no LLDB session", pytrace=False)
+    i, g, s, out = got.lldb
+    known = KNOWN_LLDB.get((prog.id, i)) or KNOWN_CORE.get((prog.id, i))
+    if g == s and known and (prog.id, i) in KNOWN_LLDB:
+        pytest.fail(f"{prog.id}: core of stop {i} in LLDB now equal to GDB, but listed ({known})", pytrace=False)
+    if g != s and not known:
+        pytest.fail(f"{prog.id}: core of stop {i} in LLDB, {_differs(g, s)}\n--- lldb ---\n{out}", pytrace=False)
