@@ -83,6 +83,11 @@ KNOWN_CORE = {
         ("gdb.dwarf2/dw2-linkage-name-trust", 1), ("gdb.python/py-unwind", 1)}},
     ("gdb.arch/i386-disp-step", 0): _EBP_ZERO,
     ("gdb.arch/i386-float", 0): _EBP_ZERO,
+    **{("gdb.arch/i386-unwind", i):
+       "neither is right, past main: the program falls from gdb1435 (no epilogue) into main's code, so the "
+       "stack holds a frame no call made; GDB reads its saved %ebp as a return address (#3 0xffffd788 in ?? "
+       "()), then main again; swk's frame-pointer chain skips that frame and the first main with it"
+       for i in (1, 2)},
     ("gdb.arch/amd64-disp-step-avx", 0): _JUMPED_MAIN,
     ("gdb.arch/amd64-init-x87-values", 0): _JUMPED_MAIN,
     ("gdb.arch/amd64-init-x87-values", 1): _JUMPED_MAIN,
@@ -230,13 +235,13 @@ def results(request):
     slowest half does, not the sum."""
     import concurrent.futures
     import os
-    chosen = []
+    chosen = {}                         # once each, whichever of its tests are selected
     for item in request.session.items:
         prog = getattr(getattr(item, "callspec", None), "params", {}).get("prog")
         if isinstance(prog, H.Program) and item.module is request.module:
-            chosen.append(prog)
+            chosen.setdefault(prog.id, prog)
     pool = concurrent.futures.ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)))
-    futures = {p.id: pool.submit(_run, p) for p in chosen}
+    futures = {pid: pool.submit(_run, p) for pid, p in chosen.items()}
     yield futures
     pool.shutdown(cancel_futures=True)
 

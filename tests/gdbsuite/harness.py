@@ -38,10 +38,21 @@ _INLINE_LINE = re.compile(r"\[gdb_get_line_number\s+\"([^\"]+)\"(?:\s+\$?\{?(\w+
 _LINE = re.compile(r"set\s+(\w+)\s+\[gdb_get_line_number\s+\"([^\"]+)\"(?:\s+\$?\{?(\w+)\}?)?\]")
 
 
+_SET_SRC = re.compile(r"^\s*set\s+(srcfile\w*)\s+\"?\$\{?testfile\}?([-\w.]*)\"?\s*$", re.M)
+
+
 def _sources(exp: Path, text: str) -> list[Path] | None:
     m = _STD.search(text)
     if m is None:
-        return None
+        # older .exp files: set srcfile ${testfile}.c, set srcfileasm ${testfile}-asm.S ...,
+        # then gdb_compile "${srcdir}/${subdir}/${srcfile} ..." (in that order)
+        named = {var: exp.parent / (exp.stem + tail) for var, tail in _SET_SRC.findall(text)}
+        call = re.search(r"gdb_compile\s+\"([^\"]+)\"", text) or \
+            re.search(r"(?:prepare_for_testing|build_executable)\s+\"[^\"]*\"\s+(\S+\s+\S+)", text)
+        if not named or call is None:
+            return None
+        used = [named[v] for v in re.findall(r"\$\{?(srcfile\w*)\}?", call.group(1)) if v in named]
+        return used or None
     args = m.group(1).split()
     stem = exp.stem
     first = args[0] if args else ".c"
@@ -70,6 +81,8 @@ def parse(exp: Path) -> Program | None:
     named = call.group(1) if call else ""
     built = [srcs[0]] + [s for k, s in enumerate(srcs[1:], 2)
                          if re.search(rf"\$\{{?srcfile{k}\b", named)]
+    if _STD.search(text) is None:
+        built = list(srcs)                  # _sources took what the gdb_compile call names
     listed = re.search(r"(?:prepare_for_testing|build_executable)[\s\\]+\"[^\"]*\"[\s\\]+\S+[\s\\]+\{([^}]*)\}", text)
     if listed:                              # {skip.c skip1.c}: the sources by name
         files = [exp.parent / f for f in listed.group(1).split()]
@@ -96,6 +109,10 @@ def parse(exp: Path) -> Program | None:
     srcs = built
     cxx = any(s.suffix in (".cc", ".cpp") for s in srcs) or "c++" in text.split("prepare_for_testing", 1)[-1][:300]
     flags = [] if re.search(r"\{[^}\n]*\bnodebug\b", text) else ["-g"]
+    bare = re.search(r"gdb_compile\s+\"[^\"]+\"\s+\"?\$\{?binfile\}?\"?\s+executable\s+([^\n]*)", text)
+    if bare and "prepare_for_testing" not in text and "build_executable" not in text \
+            and not re.search(r"\bdebug\b", bare.group(1)):
+        flags = []                          # gdb_compile builds without debug info unless asked
     for f in re.findall(r"additional_flags=([^\s\}\]\"]+)", text):
         if "integrated-as" in f:            # clang's only (under test_compiler_info clang*)
             continue
@@ -126,7 +143,7 @@ def parse(exp: Path) -> Program | None:
     stops = ["main"] if re.search(r"\brunto_main\b", text) else []
     for m in _BP.finditer(text):
         spec = m.group(1).lstrip('"')
-        if spec.startswith("-"):            # an option (-qualified, -pstap ...), not a location
+        if spec.startswith(("-", "*(")):    # an option (-qualified, -pstap ...), an expression
             continue
         inline = _INLINE_LINE.fullmatch(spec)
         if inline:
@@ -148,7 +165,9 @@ def parse(exp: Path) -> Program | None:
             continue
         if spec not in stops:
             stops.append(spec)
-    if not stops:
+    if not stops and re.search(r"gdb_run_cmd", text) and re.search(r"Program received signal", text):
+        pass                                # it stops by a signal of its own (int3, abort): run
+    elif not stops:
         return None
     return Program(exp, srcs, cxx, flags, stops, m32, tuple(nodebug))
 
