@@ -363,6 +363,55 @@ def _rust_build() -> Path:
     return out
 
 
+def _rust_stripped() -> Path:
+    """rust_panic.rs built without debug info (-C debuginfo=0) and stripped of the rest (the
+    standard library's): every frame named from its ELF symbol, legacy or v0 mangled."""
+    exe = _rust_build()
+    out = exe.parent / "rust_panic-stripped"
+    if not out.exists():
+        src = T.CORPUS / "rust_panic.rs"
+        tmp = exe.parent / "rust_panic-nodebug"
+        p = subprocess.run([_rustc(), "-C", "debuginfo=0", "-O", str(src), "-o", str(tmp)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            raise T.BuildError(f"rustc failed:\n{p.stdout}")
+        subprocess.run(["strip", "--strip-debug", str(tmp), "-o", str(out)], check=True)
+    return out
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "cli-core"])
+def test_rust_names_without_dwarf(where):
+    """Without DWARF, Rust frames are named from their symbols as GDB demangles them (libiberty's
+    Rust demangler): legacy names with their hash and escapes decoded
+    (``core::ops::function::FnOnce::call_once{{vtable.shim}}::h...``), v0 names with crate
+    disambiguators, closures, generic arguments and impl paths
+    (``<std[...]::sys::thread::unix::Thread>::new::thread_start``), never a mangled name."""
+    exe = _rust_stripped()
+    stop = ["break rust_panic", "run"]
+    core = T.make_core(exe, stop) if where == "cli-core" else None
+    cmds = [*SETTINGS, "set backtrace past-main on", *([] if core else stop), *_marked("GDB", "bt"),
+            "python print('SWKTID', gdb.selected_thread().ptid[1])"]
+    if core is None:
+        cmds += [f"source {T.GDB_INIT}", *_marked("SWK", "swk-bt")]
+    out = T.run_gdb(exe, cmds, core=core, timeout=180)
+    g = _between(out, "GDB")
+    if core is None:
+        s = _between(out, "SWK")
+    else:                               # the thread that panicked, as GDB selects it on the core
+        tid = re.search(r"^SWKTID (\d+)$", out, re.M)
+        if not tid:
+            _fail(["no SWKTID line"], ("gdb", out.splitlines()))
+        p = T.run_swk_cli(["bt", "--core", core, "--exe", exe, "--thread", tid.group(1)])
+        s = [ln for ln in p.stdout.splitlines() if ln.startswith("#")]
+    errs = [] if any("{closure#0}" in ln for ln in g) and any("::h" in ln for ln in g) else \
+        ["GDB's bt names no v0 closure and no legacy hash: not the stop this test is about"]
+    errs += _differences(g, s)
+    errs += [f"a mangled name: {ln}" for ln in s if re.search(r"\b_(R|ZN)[0-9A-Za-z_$]{6,}|\$u[0-9a-f]+\$", ln)]
+    if errs:
+        _fail(errs, ("bt", g), ("swk", s))
+
+
 @pytest.mark.swk
 @pytest.mark.parametrize("where", ["live", "gdb-core"])
 def test_rust_names(where):
@@ -414,3 +463,27 @@ def test_cxx_computed_names(where):
     errs += _differences(g, s)
     if errs:
         _fail(errs, ("bt", g), ("swk", s))
+
+
+@pytest.mark.swk
+def test_rust_symbols_demangle_as_gdbs():
+    """Every Rust symbol of the stripped program (the standard library's v0 names, the program's
+    legacy ones) demangles here as GDB lists its minimal symbol (``maint print msymbols``)."""
+    from swk_plugin.elf.demangle import demangle
+    exe = _rust_stripped()
+    out = T.run_gdb(exe, ["maint print msymbols"], timeout=180)
+    pat = re.compile(r"^\[\s*\d+\] \S 0x[0-9a-f]+ (_R\S+|_ZN\S+)(?: section \S+)?  (.+?)  $")
+    errs, checked = [], {"_R": 0, "_ZN": 0}
+    for line in out.splitlines():
+        m = pat.match(line)
+        if not m:
+            continue
+        name, want = m.groups()
+        got = demangle(name)
+        checked["_R" if name.startswith("_R") else "_ZN"] += 1
+        if got != want:
+            errs.append(f"{name}\n  gdb: {want}\n  swk: {got}")
+    if checked["_R"] < 100 or checked["_ZN"] < 10:
+        errs.append(f"too few Rust symbols checked: {checked}")
+    if errs:
+        pytest.fail(f"{len(errs)} of {sum(checked.values())} differ:\n" + "\n".join(errs[:40]), pytrace=False)

@@ -19,6 +19,7 @@ function with debug info (no return type, parameters, qualifiers or clone tags).
 """
 import re
 import threading
+from .rustdemangle import demangle_rust
 
 __all__ = ["demangle", "demangle_cxx", "demangle_many", "strip_params", "drop_return_type",
            "gdb_can_parse", "gdb_plain_name"]
@@ -181,7 +182,10 @@ def demangle(name):
         _cache[name] = r
         return r
     base = _strip_version(name)
-    if base.startswith("_Z"):
+    rust = demangle_rust(base) if base.startswith(("_R", "_ZN")) else None
+    if rust is not None:
+        r = rust
+    elif base.startswith("_Z"):
         try:
             r = _cxa_demangle(base)
         except LookupError:
@@ -200,7 +204,8 @@ def demangle_many(names):
     names = list(names)
     if not _load_cxa():
         todo = sorted({_strip_version(n) for n in names
-                       if n not in _cache and _strip_version(n).startswith("_Z")})
+                       if n not in _cache and _strip_version(n).startswith("_Z")
+                       and demangle_rust(_strip_version(n)) is None})
         if todo:
             got = _cxxfilt_batch(todo)
             for n in names:
