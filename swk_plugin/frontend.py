@@ -27,7 +27,7 @@ class NativeBacktrace(namedtuple("NativeBacktrace", "debugger frames hidden", de
 
 
 def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
-           thread_info=None, top_inlines=None):
+           thread_info=None, top_inlines=None, lines_for=None):
     """Print swk-bt for ``tids`` through ``sink(lines)``.
 
     ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
@@ -38,7 +38,9 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     are walked.  ``thread_info(tid)``: more to say of a thread ({"pause_us": ...} from the
     ptrace back-end): keys of its JSON object, and with -v words after its header.
     ``top_inlines(tid)``: how many inlined calls at the top frame's pc the debugger shows
-    (None: all), so that swk-bt's levels are the debugger's.
+    (None: all), so that swk-bt's levels are the debugger's.  ``lines_for(walk, tid)``: a
+    debugger's own text of a walk, its thread header included (LLDB's frame-format), for
+    the text that is neither JSON nor -compare.
     """
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
@@ -67,6 +69,9 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
             lines = []
         if opts.compare:
             lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
+        elif lines_for is not None and not opts.json:
+            with collector_paused():
+                lines = lines_for(walk, tid)
         else:
             with collector_paused():
                 out = render(walk, opts, num, os_tid, aout_path, past_main)

@@ -49,10 +49,12 @@ SETTINGS = {
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
-                 "frame_info", "backtrace_limit", "values")
+                 "frame_info", "backtrace_limit", "values", "gdb")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
+        #: in LLDB: GDB's bt lines rather than LLDB's frame-format
+        self.gdb = False
         self.limit = None
         #: GDB's defaults; inside GDB its own settings are read at each command
         self.frame_arguments = "scalars"
@@ -80,9 +82,10 @@ class BtOptions:
             setattr(self, target, value)
 
 
-def parse_bt_args(argv, allow_full=False, defaults=None):
+def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
     """Parse swk-bt's arguments; raise SwkError with one line on anything unknown.
-    ``defaults``: BtOptions attributes before the arguments (a debugger's own settings)."""
+    ``defaults``: BtOptions attributes before the arguments (a debugger's own settings);
+    ``allow_gdb``: -gdb chooses GDB's lines (LLDB, whose own format is the default)."""
     opts = BtOptions()
     for key, value in (defaults or {}).items():
         setattr(opts, key, value)
@@ -91,6 +94,8 @@ def parse_bt_args(argv, allow_full=False, defaults=None):
              "--verbose": "verbose"}
     if allow_full:
         flags.update({"-full": "full", "--full": "full"})
+    if allow_gdb:
+        flags.update({"-gdb": "gdb", "--gdb": "gdb"})
     for arg in argv:
         if arg in flags:
             setattr(opts, flags[arg], True)

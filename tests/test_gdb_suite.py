@@ -192,7 +192,7 @@ def _lldb_leg(exe: Path, core: Path, tid: int) -> tuple[list, str]:
     """(swk-bt's lines in LLDB on the core, in the thread that stopped; LLDB's output)."""
     argv = [S.lldb().path, "-b", "-x", "-o", "settings set auto-confirm true",
             "-o", f"command script import {T.REPO / 'lldb_init.py'}", "-o", f"target create {exe} --core {core}",
-            "-o", "script print('SWKSUITE-LLDB')", "-o", "swk-bt -all", "-o", "script print('SWKSUITE-LLDB-END')"]
+            "-o", "script print('SWKSUITE-LLDB')", "-o", "swk-bt -gdb -all", "-o", "script print('SWKSUITE-LLDB-END')"]
     env = dict(os.environ, TMPDIR=str(T.BUILD))
     out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
                          errors="replace", stdin=subprocess.DEVNULL, env=env).stdout

@@ -640,9 +640,10 @@ def test_help():
 
 
 def test_text_and_compare(chain_exe):
-    """swk-bt's text (GDB's bt lines), -v, N / -N, -compare and -all beside LLDB's bt."""
+    """swk-bt -gdb's text (GDB's bt lines), -v, N / -N, -compare and -all beside LLDB's bt."""
     lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
-                        ["swk-bt", "swk-bt -v 2", "swk-bt -2", "swk-bt -compare", "swk-bt -all"])
+                        ["swk-bt -gdb", "swk-bt -gdb -v 2", "swk-bt -gdb -2", "swk-bt -compare",
+                         "swk-bt -gdb -all"])
     assert "Traceback" not in out and "error:" not in "\n".join(lines), out
     text = "\n".join(lines)
     assert re.search(r"^#0  stop_here \(.*\) at .*chain\.c:\d+$", text, re.M), text
@@ -652,6 +653,84 @@ def test_text_and_compare(chain_exe):
     assert "(More stack frames follow...)" in text, text
     assert re.search(r"^0 difference\(s\) over 8 frames", text, re.M), text
     assert re.search(r"^Thread 1 \(LWP \d+\):$", text, re.M), text
+
+
+def test_lldb_format_is_lldbs_bt(chain_exe):
+    """swk-bt's default text in LLDB is LLDB's own bt: its thread line and, frame for frame,
+    LLDB's frame-format lines (LLDB's own bt is the oracle: where both debuggers find the same
+    frames, every line equal, the selected frame marked); N, -v and a changed frame-format."""
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch"],
+                        ["bt", "script print('SWK-MID')", "swk-bt", "script print('SWK-MID2')", "swk-bt 2",
+                         "script print('SWK-MID3')", "swk-bt -v",
+                         "settings set frame-format 'F${frame.index} ${function.name}{ @${line.number}}\\n'",
+                         "script print('SWK-MID4')", "bt", "script print('SWK-MID5')", "swk-bt"])
+    assert "Traceback" not in out and "error:" not in "\n".join(lines), out
+    cut = [i for i, ln in enumerate(lines) if ln.startswith("SWK-MID")]
+    own, swk, two, verbose = (lines[:cut[0]], lines[cut[0] + 1:cut[1]], lines[cut[1] + 1:cut[2]],
+                              lines[cut[2] + 1:cut[3]])
+    own2, swk2 = lines[cut[3] + 1:cut[4]], lines[cut[4] + 1:]
+    assert own[0].startswith("* thread #1") and own[1].startswith("  * frame #0: ") and len(own) == 9, out
+    assert swk == own, "\n".join(["--- LLDB's bt ---", *own, "--- swk-bt ---", *swk])
+    assert two == own[:3], two
+    assert [re.sub(r"  \[\w[^]]*\] sp=0x[0-9a-f]+ fp=0x[0-9a-f]+$", "", ln) for ln in verbose] == own, verbose
+    assert "[cfi: DebugStepper]" in verbose[2], verbose
+    assert swk2 == own2 and own2[1].startswith("  * F0 stop_here @"), "\n".join([*own2, "---", *swk2])
+
+
+#: a frame-format without values (argument values are LLDB's own formatting, not swk's)
+_PLAIN_FORMAT = ("frame #${frame.index}: ${frame.pc} {${module.file.basename}{\\`}}{${function.name}"
+                 "{${frame.no-debug}${function.pc-offset}}}{ at ${line.file.basename}:${line.number}}"
+                 "{${function.is-inlined} [inlined]}{${frame.is-artificial} [artificial]}\\n")
+
+_SWK_RENDER = ("script from swk_plugin.backends.lldb.session import SESSION as _S; "
+               "from swk_plugin.lldblines import lldb_walk_lines as _L; from swk_plugin.lldbformat import parse as _P; "
+               "from swk_plugin.options import BtOptions as _O; _w = _S.walker(lldb.target); "
+               "print('\\n'.join(_L(_w.walk_stack(_w.process_state.get_default_thread()), _O(), "
+               "_P(lldb.debugger.GetInternalVariableValue('frame-format', lldb.debugger.GetInstanceName())"
+               ".GetStringAtIndex(0).strip(chr(34))))))")
+
+
+def test_lldb_format_rendered_by_swk(chain_exe):
+    """swk's own rendering of a frame-format (lldbformat and lldblines, which draw the frames only
+    swk finds) against LLDB's own bt in the same format, every frame of the chain: the index, pc,
+    module, function, `+ offset` without line information, file and line."""
+    lines, out = _lines([f"target create {chain_exe}"], ["breakpoint set -n stop_here", "process launch",
+                                                         f"settings set frame-format '{_PLAIN_FORMAT}'"],
+                        ["bt", "script print('SWK-MID')", _SWK_RENDER])
+    assert "Traceback" not in out, out
+    cut = lines.index("SWK-MID")
+    own, swk = lines[1:cut], lines[cut + 1:]
+    assert len(own) == 8 and own[-1].split("`")[-1].startswith("_start + "), out
+    assert swk == own, "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
+
+
+def test_lldb_format_where_frames_differ():
+    """A thread where LLDB's frames are not swk's (glibc's pthread_cond_timedwait: LLDB invents a
+    tail-call frame __pthread_cond_timedwait_2_0, and numbers inlined calls its own way): every
+    line in LLDB's frame format; a frame LLDB found too is LLDB's own line (renumbered); the
+    frames below the top one waiter ... _start as LLDB prints them."""
+    exe = T.build(["gdb_exact.c"], "gdb_exact-O2", ("-O2", "-g"), ("-pthread",))
+    lines, out = _lines([f"target create {exe}"], ["breakpoint set -n stop_here", "process launch -- condwait",
+                                                   "thread select 1"],
+                        ["bt", "script print('SWK-MID')", "swk-bt", "script print('SWK-MID2')", "swk-bt -gdb"])
+    assert "Traceback" not in out, out
+    cut = [i for i, ln in enumerate(lines) if ln.startswith("SWK-MID")]
+    own, swk, gdb_lines = lines[:cut[0]], lines[cut[0] + 1:cut[1]], lines[cut[1] + 1:]
+    # (LLDB prints `thread select`'s own status late, into what follows: from the last header on)
+    swk = swk[max(i for i, ln in enumerate(swk) if ln.startswith("* thread")):]
+    frame = re.compile(r"^(?:  \*|   ) frame #(\d+): 0x[0-9a-f]{16} [\w.+-]+`(\S.*)$")
+    errs = [f"not LLDB's frame format: {ln!r}" for ln in swk[1:] if not frame.match(ln)]
+    if [int(frame.match(ln).group(1)) for ln in swk[1:] if frame.match(ln)] != list(range(len(swk) - 1)):
+        errs.append("levels not 0..n-1")
+    if len(swk) - 1 != len([ln for ln in gdb_lines if ln.startswith("#")]):
+        errs.append("not as many frames as swk-bt -gdb")
+    tail = {ln.split(": ", 1)[1] for ln in own if "frame #" in ln}
+    for name in ("waiter", "main", "_start"):
+        mine = [ln.split(": ", 1)[1] for ln in swk if f"`{name}" in ln]
+        if not mine or mine[0] not in tail:
+            errs.append(f"{name}'s line is not LLDB's own: {mine}")
+    if errs:
+        _fail(errs, "\n".join(["--- LLDB's bt ---", *own, "--- swk-bt ---", *swk]))
 
 
 NO_PROVIDER_NOTE = "has no frame providers"
@@ -756,7 +835,7 @@ def test_print_setting_options_equal_gdbs(entry, fargs):
     lines = gdb_out.splitlines()
     want = lines[lines.index("SWK-GDB-BEGIN") + 1:lines.index("SWK-GDB-END")]
     out = run_lldb(lldb_argv([f"target create {exe}"], ["breakpoint set -n stop_here", "process launch -- args"],
-                             marked([f"swk-bt -entry-values={entry} -frame-arguments={fargs}"])), timeout=180)
+                             marked([f"swk-bt -gdb -entry-values={entry} -frame-arguments={fargs}"])), timeout=180)
     got = between(out)
     stack = re.compile(r"0x7fff[0-9a-f]{8}")
     want = [stack.sub("0x7fff<stack>", ln) for ln in want]

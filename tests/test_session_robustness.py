@@ -280,7 +280,7 @@ def test_lldb_running_process():
     exe = R.exiter_exe()
     cmds = [f"target create {exe}", "breakpoint set -n stop_here", "process launch -- /nonexistent-swk-flag",
             f"command script import {R.lldb_try_script()}",
-            R.lldb_try("swk-bt", "stopped"),
+            R.lldb_try("swk-bt -gdb", "stopped"),
             "breakpoint delete -f", "script lldb.debugger.SetAsync(True)", "process continue",
             _wait_running(), R.lldb_try("swk-bt", "bt1"), R.lldb_try("swk-bt -all -json", "bt2"),
             R.lldb_try("swk-bt -compare", "bt3")]
@@ -314,7 +314,7 @@ def test_lldb_the_walk_raising(exc):
     cmds = [f"target create {exe}", "breakpoint set -n stop_here", "process launch",
             f"command script import {R.lldb_try_script()}", patch,
             R.lldb_try("swk-bt", "a"), R.lldb_try("swk-bt -all -json", "b"),
-            "script _w.Walker.walk_stack = _orig", R.lldb_try("swk-bt 2", "c"), "script print('ALIVE')"]
+            "script _w.Walker.walk_stack = _orig", R.lldb_try("swk-bt -gdb 2", "c"), "script print('ALIVE')"]
     out = R.lldb_run(cmds)
     no_traceback(out)
     name = exc.split("(", 1)[0]
@@ -334,7 +334,7 @@ def test_lldb_every_stepper_raising():
              "[setattr(s, 'get_caller_frame', lambda frame: 1 / 0) for s in _w.stepper_group.steppers]")
     cmds = [f"target create {exe}", "breakpoint set -n stop_here", "process launch",
             f"command script import {R.lldb_try_script()}", patch,
-            R.lldb_try("swk-bt", "a"), R.lldb_try("bt", "b"), "script print('ALIVE')"]
+            R.lldb_try("swk-bt -gdb", "a"), R.lldb_try("bt", "b"), "script print('ALIVE')"]
     out = R.lldb_run(cmds)
     no_traceback(out)
     ls, ok = R.tried(out, "a")

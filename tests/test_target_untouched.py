@@ -611,8 +611,8 @@ def lldb_script() -> Path:
 def lldb_commands(providers: bool) -> list[str]:
     """Everything swk does in LLDB at a stop, and LLDB's own commands (through swk's frame
     provider on LLDB 22).  None of them may fail: batch-mode LLDB stops at a failure."""
-    cmds = ["swk-bt", "swk-bt -v", "swk-bt -all -full", "swk-bt -all -json -full", "swk-bt -compare",
-            "swk-bt 3", "swk-bt -2", "swk-settings"]
+    cmds = ["swk-bt", "swk-bt -gdb", "swk-bt -v", "swk-bt -all -full", "swk-bt -all -json -full",
+            "swk-bt -compare", "swk-bt 3", "swk-bt -2", "swk-settings"]
     cmds += ["bt", "bt all", "thread backtrace all", "frame select 1", "frame variable",
              "register read", "frame select 2", "frame variable", "frame select 0", "frame info"]
     if providers:

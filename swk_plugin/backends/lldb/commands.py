@@ -5,7 +5,10 @@ import shlex
 import lldb
 
 from ...errors import SwkError
+from ...frame import FrameKind
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
+from ...lldbformat import DEFAULT_FRAME_FORMAT, FormatError, parse as parse_format, setting_text
+from ...lldblines import lldb_walk_lines
 from ...options import USAGE, parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import provider as prov
@@ -13,10 +16,14 @@ from .session import SESSION, log_path
 
 BT_HELP = f"""Print a backtrace found by swk's own stack walker.
 
-{USAGE.replace('usage: ', 'Usage: ')}
+{USAGE.replace('usage: ', 'Usage: ').replace('[-full]', '[-full] [-gdb]')}
+
+Frames are printed in LLDB's own frame-format (as LLDB's bt prints them; a frame
+LLDB's unwinder found too is LLDB's own line), each thread headed as in LLDB's bt.
 
   N         the innermost N frames; -N the outermost N.
-  -all      every thread, each headed "Thread N (LWP tid):".
+  -gdb      GDB's bt lines instead (as swk-bt prints them in GDB).
+  -all      every thread.
   -json     one JSON line per thread: thread, tid, frames, stop_reason.
   -compare  swk's frames beside LLDB's own unwinding, != where they differ.
   -v        also how each frame was found (stepper, trust), its sp and fp.
@@ -77,7 +84,7 @@ class SwkBtCommand:
             argv = shlex.split(command or "")
         except ValueError as exc:
             raise SwkError(f"swk-bt: {exc}; {USAGE}") from None
-        opts = parse_bt_args(argv, allow_full=True)
+        opts = parse_bt_args(argv, allow_full=True, allow_gdb=True)
         target = _target_of(debugger, exe_ctx)
         walker = SESSION.walker(target)
         prov.ensure_provider(target)
@@ -88,11 +95,72 @@ class SwkBtCommand:
             th = exe_ctx.GetThread() if exe_ctx is not None else None
             tids = [th.GetThreadID() if th is not None and th.IsValid() else ps.get_default_thread()]
         out = []
+        lines_for = None if opts.gdb else LldbText(debugger, ps, opts).lines
         # every frame is shown: LLDB's bt has no main cut-off
         run_bt(walker, tids, opts, out.extend, past_main=True,
                native=lambda tid: native_backtrace(target, ps.process, ps.sb_thread(tid)),
-               debug_sink=out.extend if SESSION.debug else None)
+               debug_sink=out.extend if SESSION.debug else None, lines_for=lines_for)
         return out
+
+
+class LldbText:
+    """swk-bt's text as LLDB's own bt: each thread headed by its thread-stop-format line (from
+    LLDB), frames in LLDB's frame-format, LLDB's own line for each frame its unwinder found too
+    (lldblines.lldb_walk_lines); the selected thread and frame marked with "*"."""
+
+    def __init__(self, debugger, ps, opts):
+        self.ps, self.opts = ps, opts
+        self.process = ps.process
+        text = lldb.SBDebugger.GetInternalVariableValue("frame-format", debugger.GetInstanceName())
+        fmt = setting_text(text.GetStringAtIndex(0)) if text is not None and text.GetSize() else ""
+        try:
+            self.nodes = parse_format(fmt or DEFAULT_FRAME_FORMAT)
+        except FormatError:
+            self.nodes = parse_format(DEFAULT_FRAME_FORMAT)
+        sel = self.process.GetSelectedThread()
+        self.selected_tid = sel.GetThreadID() if sel is not None and sel.IsValid() else None
+
+    def lines(self, walk, tid):
+        th = self.ps.sb_thread(tid)
+        if th is None or not th.IsValid():
+            return lldb_walk_lines(walk, self.opts, self.nodes)
+        stream = lldb.SBStream()
+        th.GetDescription(stream, True)
+        mine = th.GetThreadID() == self.selected_tid
+        head = ("* " if mine else "  ") + stream.GetData().rstrip("\n")
+        selected = th.GetSelectedFrame().GetFrameID() if mine else None
+        return [head] + lldb_walk_lines(walk, self.opts, self.nodes, self._native(th), selected)
+
+    def _native(self, th):
+        """native_line for lldb_walk_lines: LLDB's own line for the frame of LLDB's that is the
+        same frame (pc, sp, inlined, artificial), renumbered to swk's level where LLDB has more
+        or fewer frames above it (an invented tail-call frame, a frame it could not find)."""
+        own = prov.lldb_own_frames(self.process, th)
+        where = {}
+        for j, key in enumerate(own):
+            where.setdefault(key, []).append(j)
+        last = [-1]
+
+        def native_line(level, shown):
+            f = shown.frame
+            key = (f.ra, f.sp, shown.kind == "inline", shown.kind == FrameKind.TAILCALL)
+            j = next((j for j in where.get(key, ()) if j > last[0]), None)
+            if j is None:
+                return None
+            fr = prov.lldb_own_frame(self.process, th, j)
+            if fr is None or not fr.IsValid() or (fr.GetPC(), fr.GetSP()) != key[:2]:
+                return None
+            last[0] = j
+            stream = lldb.SBStream()
+            fr.GetDescription(stream)
+            text = stream.GetData() or ""
+            if j != level:
+                head = f"frame #{j}:"
+                if not text.startswith(head):
+                    return None             # a frame-format that does not start with the index
+                text = f"frame #{level}:" + text[len(head):]
+            return text or None
+        return native_line
 
 
 def _lldb_name(target, pc, level):

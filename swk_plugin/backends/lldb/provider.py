@@ -334,6 +334,16 @@ def remove_providers():
     del _REGISTERED[:]
 
 
+def lldb_own_frame(process, thread, index):
+    """LLDB's own SBFrame at ``index`` (of lldb_own_frames), without swk's provider."""
+    entry = LATEST.get((process.GetUniqueID(), thread.GetThreadID()))
+    if entry is not None and entry[0] == process.GetStopID() and entry[1]._real is not None \
+            and entry[1].input_frames is not None and _registered_id(process.GetTarget()) is not None \
+            and SESSION.provider_enabled:
+        return entry[1].input_frames.GetFrameAtIndex(index)
+    return thread.GetFrameAtIndex(index)
+
+
 def lldb_own_frames(process, thread):
     """LLDB's own frames of ``thread`` at this stop, without swk's provider, as
     [(pc, sp, inlined, artificial)]: the input frames LLDB gave the provider, or the

@@ -1,0 +1,100 @@
+"""swk-bt's lines in LLDB's own format (its ``frame-format``), for the LLDB front end.
+
+A frame LLDB's own unwinder found too (the same level, pc, sp and kind) is LLDB's own line
+(``native_line``: the back-end asks LLDB to format its frame); a frame only swk found is the
+same format filled in by swk (lldbformat.render with the resolver below): the pc, module,
+function and arguments, the source line (without a column, which swk's line tables, built as
+GDB's are, do not keep), ``[inlined]``, ``[artificial]`` for a tail call, ``+ offset`` where
+there is no debug info.  Argument values there are as GDB prints them.
+"""
+import os
+
+from .display import shown_frames, variables
+from .format import frame_info, pc_width, select_levels
+from .frame import FrameKind
+from .lldbformat import render
+
+#: the thread's selected frame is marked as LLDB's bt marks it
+SELECTED, OTHER = "  * ", "    "
+
+
+def lldb_walk_lines(walk, opts, nodes, native_line=None, selected=0):
+    """The frame lines of one walk: ``nodes`` the parsed frame-format; ``native_line(level,
+    shown)``: LLDB's own line for that frame, or None where swk's frame is not LLDB's."""
+    shown = shown_frames(walk)
+    levels = select_levels(len(shown), opts.limit)
+    width = pc_width(walk)
+    out = []
+    for i in levels:
+        sf = shown[i]
+        line = native_line(i, sf) if native_line is not None else None
+        if line is None:
+            line = render(nodes, _resolver(walk, sf, i, width))
+        line = line.rstrip("\n")
+        if opts.verbose:
+            info = frame_info(sf.frame, i, sf)
+            how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
+            past = "".join(f"; past {why}" for why in info["overruled"])
+            line += f"  [{info['trust']}: {how}{past}] sp=0x{info['sp']:x} fp=0x{info['fp']:x}"
+        out.append((SELECTED if i == selected else OTHER) + line)
+        if opts.full and sf.scope is not None:
+            found = variables(sf, walk)
+            for v in (found[1] if found else ()):
+                out.append(f"        {v['name']} = {v['value']}")
+    if (levels and levels[-1] < len(shown) - 1) or walk.limited:
+        pass                                 # LLDB's bt N says nothing of the frames not asked for
+    elif not walk.complete:
+        why = walk.stop_reason if opts.verbose or not walk.gdb_stop_reason else walk.gdb_stop_reason
+        out.append(f"    Backtrace stopped: {why}")
+    return out
+
+
+def _resolver(walk, sf, level, width):
+    frame = sf.frame
+    lib = frame.library
+
+    def args_text():
+        found = variables(sf, walk, args_only=True) if sf.scope is not None else None
+        if not found or not found[0]:
+            return None                      # LLDB: the name alone, no "()"
+        return ", ".join(f"{a['name']}={a['value']}" for a in found[0])
+
+    def resolve(name):
+        if name.startswith("ansi."):
+            return ""                        # no colours: LLDB's own are off where its output is read
+        if name == "frame.index":
+            return str(level)
+        if name == "frame.pc":
+            return f"0x{frame.ra:0{width}x}"
+        if name == "module.file.basename":
+            return os.path.basename(lib.name) if lib is not None and lib.name else None
+        if name in ("function.name-with-args", "function.name", "function.name-without-args"):
+            if sf.name is None:
+                return None
+            if name != "function.name-with-args" or sf.scope is None:
+                return sf.name
+            args = args_text()
+            return sf.name if args is None else f"{sf.name}({args})"
+        if name == "frame.no-debug":
+            return "" if not sf.file else None      # no line information (LLDB's HasDebugInformation)
+        if name == "function.pc-offset":
+            off = frame.symbol_offset         # from the pc looked up: a caller's pc - 1, as LLDB's
+            if off is None or sf.kind == "inline":
+                return None
+            return f" + {off}" if off else None
+        if name == "line.file.basename":
+            return os.path.basename(sf.file) if sf.file else None
+        if name == "line.number":
+            return str(sf.line) if sf.file else None
+        if name == "function.is-inlined":
+            return "" if sf.kind == "inline" else None
+        if name == "frame.is-artificial":
+            return "" if sf.kind == FrameKind.TAILCALL else None
+        if name == "frame.kind":
+            return ""
+        return None                          # line.column, function.is-optimized, ...: not known here
+
+    return resolve
+
+
+__all__ = ["lldb_walk_lines", "SELECTED", "OTHER"]
