@@ -265,18 +265,7 @@ def test_gdb_program(root, results, prog):
     if prog.id in NOT_BUILT:
         pytest.fail(f"{prog.id} builds now: take it out of NOT_BUILT", pytrace=False)
     stops, out = got.stops, got.out
-    errs = []
-    for i, (g, s) in enumerate(stops):
-        known = KNOWN.get((prog.id, i))
-        if g == s:
-            if known:
-                errs.append(f"stop {i}: now equal to GDB, but listed as a known difference ({known})")
-            continue
-        if known:
-            continue
-        first = next((k for k, (a, b) in enumerate(zip(g, s)) if a != b), min(len(g), len(s)))
-        errs.append(f"stop {i}, line {first}:\n  gdb: {g[first] if first < len(g) else '-'}\n"
-                    f"  swk: {s[first] if first < len(s) else '-'}")
+    errs = _against(prog, KNOWN, "stop", ((i, g, s, "") for i, (g, s) in enumerate(stops)))
     if not stops:
         errs.append("no stop reached")
     if errs:
@@ -289,6 +278,19 @@ def _differs(g: list, s: list) -> str:
             f"  swk: {s[first] if first < len(s) else '-'}")
 
 
+def _against(prog, known_table, what, results) -> list[str]:
+    """The errors of (stop, GDB's lines, swk's lines, context) against a table of known
+    differences: an unlisted difference, and a listed one that is gone."""
+    errs = []
+    for i, g, s, context in results:
+        known = known_table.get((prog.id, i))
+        if g == s and known:
+            errs.append(f"{what} {i}: now equal to GDB, but listed as a known difference ({known})")
+        elif g != s and not known:
+            errs.append(f"{what} {i}, {_differs(g, s)}" + (f"\n{context}" if context else ""))
+    return errs
+
+
 @pytest.mark.swk
 @pytest.mark.parametrize("prog", PROGRAMS or [None], ids=[p.id for p in PROGRAMS] or ["no-testsuite"])
 def test_gdb_program_core(root, results, prog):
@@ -299,16 +301,7 @@ def test_gdb_program_core(root, results, prog):
     got = results[prog.id].result() if prog.id in results else _run(prog)
     if got is None:
         return                          # test_gdb_program says why it does not build
-    errs = []
-    for i, (g, s, outputs) in sorted(got.cores.items()):
-        known = KNOWN_CORE.get((prog.id, i))
-        if g == s:
-            if known:
-                errs.append(f"core of stop {i}: now equal to GDB, but listed as a known difference ({known})")
-            continue
-        if known:
-            continue
-        errs.append(f"core of stop {i}, {_differs(g, s)}\n{outputs}")
+    errs = _against(prog, KNOWN_CORE, "core of stop", ((i, g, s, o) for i, (g, s, o) in sorted(got.cores.items())))
     if got.stops and not got.cores:
         errs.append("no core written")
     if errs:
