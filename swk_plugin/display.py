@@ -83,14 +83,15 @@ def shown_frames(walk, visible=None, outermost=None):
     return out
 
 
-def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
+def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_text=None):
     """(args, locals) of a shown frame as [{"name", "type", "value"}], values as GDB prints
     them (``summary_args``: aggregates as "..." as in bt's frame lines; ``args_only``: the
     locals list is left empty, for a frame line); None without DWARF.  An argument whose
     value on entry is known (from its caller's call site) also has "entry" (its text) and
     "entry_same" (whether it equals the value), from which a frame line prints GDB's
     ``x=x@entry=V`` or ``x=V, x@entry=E``.  ``fmt``: a locals.format.ValueFormat (GDB's
-    print settings) other than GDB's defaults, or None."""
+    print settings) other than GDB's defaults, or None.  ``value_text(vv, read_memory)``: each
+    value's text another way (LLDB's, for its frame lines), entry values left out."""
     if shown.scope is None:
         return None
     frame = shown.frame
@@ -152,6 +153,16 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None):
         """``arg``: for a frame line, where GDB's print_frame_arg words a failure
         "<error reading variable: MSG>" (bt full's locals: "<error reading variable NAME (MSG)>")."""
         var, plan, tname = planned
+        if value_text is not None:
+            vv = None
+            try:
+                vv = read_variable(var, addr=addr, regs=view(), cfa=cfa,
+                                   read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
+                                   entry_regs=entry, libraries=libraries, reg_size=reg_size,
+                                   register_value=ps.arch.register_value, tls_base=tls_base)
+            except Exception:
+                pass
+            return {"name": var.name, "type": None, "value": value_text(vv, ps.read_memory)}
         if plan is not None and fmt is None:
             fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry)
             if fast is not None:

@@ -3,9 +3,9 @@
 A frame LLDB's own unwinder found too (the same level, pc, sp and kind) is LLDB's own line
 (``native_line``: the back-end asks LLDB to format its frame); a frame only swk found is the
 same format filled in by swk (lldbformat.render with the resolver below): the pc, module,
-function and arguments, the source line (without a column, which swk's line tables, built as
-GDB's are, do not keep), ``[inlined]``, ``[artificial]`` for a tail call, ``+ offset`` where
-there is no debug info.  Argument values there are as GDB prints them.
+function and arguments (their values as LLDB prints them: locals.lldbvalue), the source line
+(without a column, which swk's line tables, built as GDB's are, do not keep), ``[inlined]``,
+``[artificial]`` for a tail call, ``+ offset`` where there is no line information.
 """
 import os
 
@@ -13,6 +13,7 @@ from .display import shown_frames, variables
 from .format import frame_info, pc_width, select_levels
 from .frame import FrameKind
 from .lldbformat import render
+from .locals.lldbvalue import format_lldb_value
 
 #: the thread's selected frame is marked as LLDB's bt marks it
 SELECTED, OTHER = "  * ", "    "
@@ -53,8 +54,13 @@ def _resolver(walk, sf, level, width):
     frame = sf.frame
     lib = frame.library
 
+    ptr_size = frame.walker.process_state.arch.ptr_size if frame.walker is not None else 8
+
+    def lldb_text(vv, read_memory):
+        return format_lldb_value(vv, read_memory, ptr_size)
+
     def args_text():
-        found = variables(sf, walk, args_only=True) if sf.scope is not None else None
+        found = variables(sf, walk, args_only=True, value_text=lldb_text) if sf.scope is not None else None
         if not found or not found[0]:
             return None                      # LLDB: the name alone, no "()"
         return ", ".join(f"{a['name']}={a['value']}" for a in found[0])

@@ -704,6 +704,25 @@ def test_lldb_format_rendered_by_swk(chain_exe):
     assert swk == own, "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
 
 
+def test_lldb_values_rendered_by_swk():
+    """swk's own rendering of LLDB's frame lines with arguments (locals.lldbvalue), against LLDB's
+    own bt in the same format: integers of every size, characters printable and not, bool,
+    float / double / long double, strings, pointers (null too), a struct of scalars on one line,
+    a struct holding a struct as ``Pair @ 0x...``, a union, enums, a reference; the program's own
+    frames (the C library's below them pass function pointers, which LLDB prints with their
+    declaration's line and column: swk prints the address)."""
+    exe = T.build(["lldb_values.cpp"], "lldb_values", ("-g", "-O0"))
+    fmt = _PLAIN_FORMAT.replace("${function.name}", "${function.name-with-args}")
+    lines, out = _lines([f"target create {exe}"], ["breakpoint set -n leaf", "process launch",
+                                                   f"settings set frame-format '{fmt}'"],
+                        ["bt", "script print('SWK-MID')", _SWK_RENDER])
+    assert "Traceback" not in out, out
+    cut = lines.index("SWK-MID")
+    own, swk = [ln.lstrip(" *") for ln in lines[1:cut]], [ln.lstrip(" *") for ln in lines[cut + 1:]]
+    assert len(own) >= 5 and "pr=Pair @ 0x" in own[0] and "fl=(a = 4, b = -5)" in own[0], out
+    assert swk[:3] == own[:3], "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
+
+
 def test_lldb_format_where_frames_differ():
     """A thread where LLDB's frames are not swk's (glibc's pthread_cond_timedwait: LLDB invents a
     tail-call frame __pthread_cond_timedwait_2_0, and numbers inlined calls its own way): every
