@@ -21,16 +21,18 @@ SELECTED, OTHER = "  * ", "    "
 
 def lldb_walk_lines(walk, opts, nodes, native_line=None, selected=0):
     """The frame lines of one walk: ``nodes`` the parsed frame-format; ``native_line(level,
-    shown)``: LLDB's own line for that frame, or None where swk's frame is not LLDB's."""
+    shown, pc)``: LLDB's own line for that frame (at the pc LLDB gives it, lldb_pc), or None
+    where swk's frame is not LLDB's."""
     shown = shown_frames(walk)
     levels = select_levels(len(shown), opts.limit)
     width = pc_width(walk)
     out = []
     for i in levels:
         sf = shown[i]
-        line = native_line(i, sf) if native_line is not None else None
+        pc = lldb_pc(shown, i)
+        line = native_line(i, sf, pc) if native_line is not None else None
         if line is None:
-            line = render(nodes, _resolver(walk, sf, i, width))
+            line = render(nodes, _resolver(walk, sf, i, width, pc))
         line = line.rstrip("\n")
         if opts.verbose:
             info = frame_info(sf.frame, i, sf)
@@ -50,7 +52,23 @@ def lldb_walk_lines(walk, opts, nodes, native_line=None, selected=0):
     return out
 
 
-def _resolver(walk, sf, level, width):
+def lldb_pc(shown, i):
+    """The pc LLDB gives level ``i``: the frame's own, except for a frame holding an inlined call
+    at its pc, which LLDB places at the start of that inlined call's range (where the call is)."""
+    sf = shown[i]
+    frame = sf.frame
+    inner = shown[i - 1] if i else None
+    lib = frame.library
+    if inner is None or inner.frame is not frame or inner.kind != "inline" or inner.scope is None or lib is None:
+        return frame.ra
+    addr = frame.lookup_pc - lib.base
+    for lo, hi in getattr(inner.scope, "ranges", None) or ():
+        if lo <= addr < hi:
+            return lo + lib.base
+    return frame.ra
+
+
+def _resolver(walk, sf, level, width, pc):
     frame = sf.frame
     lib = frame.library
 
@@ -71,7 +89,7 @@ def _resolver(walk, sf, level, width):
         if name == "frame.index":
             return str(level)
         if name == "frame.pc":
-            return f"0x{frame.ra:0{width}x}"
+            return f"0x{pc:0{width}x}"
         if name == "module.file.basename":
             return os.path.basename(lib.name) if lib is not None and lib.name else None
         if name in ("function.name-with-args", "function.name", "function.name-without-args"):

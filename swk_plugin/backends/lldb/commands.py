@@ -141,9 +141,9 @@ class LldbText:
             where.setdefault(key, []).append(j)
         last = [-1]
 
-        def native_line(level, shown):
+        def native_line(level, shown, pc):
             f = shown.frame
-            key = (f.ra, f.sp, shown.kind == "inline", shown.kind == FrameKind.TAILCALL)
+            key = (pc, f.sp, shown.kind == "inline", shown.kind == FrameKind.TAILCALL)
             j = next((j for j in where.get(key, ()) if j > last[0]), None)
             if j is None:
                 return None
