@@ -5,7 +5,7 @@ from collections import namedtuple
 
 from .display import ShownFrame, line_args_text, shown_frames, variables
 from .elf.demangle import strip_params
-from .frame import FrameKind
+from .frame import ADDRESS, FrameKind
 from .locals.format import DEFAULT_FORMAT
 from .locals.frames import has_symtab
 from .symlookup import is_main_frame
@@ -112,25 +112,51 @@ def select_levels(n_frames, limit):
     return range(max(0, n_frames + limit), n_frames)
 
 
-def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False):
-    """One JSON line for a walk: the shown frames (inline calls included) in ``levels``."""
+def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False, verbose=False):
+    """One JSON line for a walk: the shown frames (inline calls included) in ``levels``; with
+    ``verbose``, each physical frame's register provenance (register_provenance)."""
     shown = shown_frames(walk, visible)
     levels = range(len(shown)) if levels is None else levels
     cache = walk.derived.setdefault("text", {})
-    key = ("json", thread_num, tid, levels.start, levels.stop, visible, full)
+    key = ("json", thread_num, tid, levels.start, levels.stop, visible, full, verbose)
     if key not in cache:
         cache.clear()
-        cache[key] = _walk_json(walk, shown, thread_num, tid, levels, full)
+        cache[key] = _walk_json(walk, shown, thread_num, tid, levels, full, verbose)
     return cache[key]
 
 
-def _walk_json(walk, shown, thread_num, tid, levels, full):
+def register_provenance(walk, index):
+    """Where the registers of physical frame ``index``'s caller were: {"saved": {name: address}
+    (what this frame saved on its stack, GDB's `info frame` "Saved registers"), "lost": [names]
+    (what the caller's step marks undefined: <not saved> there)}, or None for the outermost."""
+    if index + 1 >= len(walk):
+        return None
+    caller = walk[index + 1]
+    arch = caller.walker.process_state.arch if caller.walker is not None else None
+    if arch is None:
+        return None
+    saved = {}
+    for regno, loc in sorted(caller.reg_locations.items()):
+        if loc.location is ADDRESS and arch.reg_name(regno):
+            saved[arch.reg_name(regno)] = loc.val
+    ra = caller.ra_location
+    if ra.location is ADDRESS and arch.reg_name(arch.ra) and arch.reg_name(arch.ra) not in saved:
+        saved[arch.reg_name(arch.ra)] = ra.val
+    return {"saved": saved, "lost": sorted(arch.reg_name(r) for r in caller.lost if arch.reg_name(r))}
+
+
+def _walk_json(walk, shown, thread_num, tid, levels, full, verbose=False):
     frames = []
+    pos = {id(f): k for k, f in enumerate(walk)} if verbose else None
     for i in levels:
         info = frame_info(shown[i].frame, i, shown[i])
         if full:
             found = variables(shown[i], walk)
             info["args"], info["locals"] = found if found is not None else ([], [])
+        if verbose and shown[i].kind not in ("inline", FrameKind.TAILCALL):
+            prov = register_provenance(walk, pos[id(shown[i].frame)])
+            if prov is not None:
+                info["registers"] = prov
         frames.append(info)
     return json.dumps({"thread": thread_num, "tid": tid, "frames": frames, "stop_reason": walk.stop_reason})
 
@@ -302,6 +328,6 @@ def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
         total = cut = min(bl, shown_count(walk, visible))
     levels = select_levels(total, opts.limit)
     if opts.json:
-        return [walk_json(walk, thread_num, tid, levels, visible, opts.full)]
+        return [walk_json(walk, thread_num, tid, levels, visible, opts.full, opts.verbose)]
     style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
     return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full, style, cut)

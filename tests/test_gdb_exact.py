@@ -487,3 +487,33 @@ def test_rust_symbols_demangle_as_gdbs():
         errs.append(f"too few Rust symbols checked: {checked}")
     if errs:
         pytest.fail(f"{len(errs)} of {sum(checked.values())} differ:\n" + "\n".join(errs[:40]), pytrace=False)
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core"])
+def test_saved_registers_are_gdbs(progs, where):
+    """Register provenance (``swk-bt -json -v``: each physical frame's "registers": where it saved
+    its caller's registers): at every level of the qsort stop (glibc's msort_with_tmp saves six
+    callee-saved registers; qsort_r pushes them between other instructions), the same registers
+    at the same addresses as GDB's `info frame` lists under "Saved registers"."""
+    core = progs.core("qsort") if where == "gdb-core" else None
+    cmds = [*SETTINGS, *([] if core else STOPS["qsort"]), f"source {T.GDB_INIT}",
+            *_marked("SWKJSON", "swk-bt -json -v")]
+    for level in range(8):
+        cmds += _marked(f"INFO{level}", f"frame {level}", "info frame")
+    out = T.run_gdb(progs.exe(), cmds, core=core, timeout=180)
+    walk = T.parse_swk_json("\n".join(_between(out, "SWKJSON")))[0]
+    errs, compared = [], 0
+    for f in walk["frames"][:8]:
+        if "registers" not in f:
+            continue
+        text = " ".join(_between(out, f"INFO{f['level']}"))
+        m = re.search(r"Saved registers:\s*(.*)$", text)
+        gdb_saved = dict((n, int(a, 16)) for n, a in re.findall(r"(\w+) at (0x[0-9a-f]+)", m.group(1))) if m else {}
+        if f["registers"]["saved"] != gdb_saved:
+            errs.append(f"level {f['level']} ({f['function']}): swk {f['registers']['saved']}, GDB {gdb_saved}")
+        compared += 1
+    if compared < 5:
+        errs.append(f"only {compared} frames compared")
+    if errs:
+        _fail(errs, ("swk-bt -json -v", _between(out, "SWKJSON")))
