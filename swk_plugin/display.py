@@ -8,10 +8,9 @@ Frames); this layer only reads debug information about them.
 from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
-from .linux.tls import tls_block
 from .unwind.apply import frame_cfa
-from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_scopes, level_of,
-                            register_view)
+from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_reading, frame_scopes,
+                            level_of, register_view)
 
 INLINE = "inline"
 
@@ -112,7 +111,6 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
     reg_size = ps.arch.reg_size
     level = shown.index
 
-    cfa = frame_cfa(frame, ps)
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
     printer = getattr(frame.walker, "value_printer", None)
     pointers = getattr(printer, "pointers", False)     # its printers take pointers too (GDB's)
@@ -121,9 +119,8 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
         scopes = frame_scopes(frame)
         scope_depth = scopes.index(shown.scope) if shown.scope in scopes else 0
 
-    def tls_base():
-        return tls_block(ps, lib, frame.thread)
-
+    reading = frame_reading(walk, level, frame, libraries=libraries, entry=entry, with_regs=False)
+    cfa = reading["cfa"]
     regs_seen = []
 
     def view():
@@ -156,10 +153,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
         if value_text is not None:
             vv = None
             try:
-                vv = read_variable(var, addr=addr, regs=view(), cfa=cfa,
-                                   read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                                   entry_regs=entry, libraries=libraries, reg_size=reg_size,
-                                   register_value=ps.arch.register_value, tls_base=tls_base)
+                vv = read_variable(var, regs=view(), **reading)
             except Exception:
                 pass
             return {"name": var.name, "type": None, "value": value_text(vv, ps.read_memory)}
@@ -170,10 +164,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
         tname = None
         vv = None
         try:
-            vv = read_variable(var, addr=addr, regs=view(), cfa=cfa,
-                               read_mem=ps.read_memory, bias=lib.base, ptr_size=ps.arch.ptr_size,
-                               entry_regs=entry, libraries=libraries, reg_size=reg_size,
-                               register_value=ps.arch.register_value, tls_base=tls_base)
+            vv = read_variable(var, regs=view(), **reading)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
             tname = type_name(vv.type)
         except Exception as exc:

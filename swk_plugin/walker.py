@@ -9,14 +9,12 @@ from . import __version__
 from .cache import collector_paused
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
-from .linux.tls import tls_block
 from .locals import function_at as dwarf_function_at, frame_variables as dwarf_frame_variables, read_variable
-from .locals.frames import entry_regs, frame_scopes, level_of, register_view
+from .locals.frames import frame_reading, frame_scopes, level_of
 from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
 from .steppers import default_steppers as make_default_steppers
 from .symlookup import ElfSymbolLookup
-from .unwind.apply import frame_cfa
 from .unwind.modules import is_executable
 
 DEFAULT_FRAME_CAP = 100_000
@@ -381,15 +379,8 @@ class Walker:
         in_scope = getattr(variable, "in_scope", None)
         if in_scope is not None and not in_scope(addr):
             return Glvv.EOUTOFSCOPE, None
-        ps = self.process_state
         try:
-            vv = read_variable(variable, addr=addr, regs=register_view(walk, level_of(walk, frame_index)),
-                               cfa=frame_cfa(frame, ps), read_mem=ps.read_memory, bias=lib.base,
-                               ptr_size=ps.arch.ptr_size,
-                               entry_regs=entry_regs(walk, level_of(walk, frame_index)),
-                               libraries=ps.library_state.get_libraries(), reg_size=ps.arch.reg_size,
-                               register_value=ps.arch.register_value,
-                               tls_base=lambda: tls_block(ps, lib, frame.thread))
+            vv = read_variable(variable, **frame_reading(walk, level_of(walk, frame_index), frame))
         except Exception:
             return Glvv.EUNKNOWN, None
         if vv.data is None or vv.optimized_out or vv.unavailable or vv.error or getattr(vv, "opt_mask", None):

@@ -11,6 +11,7 @@ import bisect
 
 from ..errors import SwkError
 from ..frame import Frame, FrameKind
+from ..linux.tls import tls_block
 from ..unwind.apply import frame_cfa
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
@@ -253,6 +254,25 @@ class LevelRegisters:
 
     def __bool__(self):
         return True
+
+
+def frame_reading(walk, level, frame, libraries=None, entry=None, with_regs=True):
+    """The keywords locations.read_variable takes for a variable of ``frame`` (call level
+    ``level`` of ``walk``), made in this one place: its unbiased pc, the registers GDB sees there
+    (register_view; left out without ``with_regs``, for a caller that makes them when first
+    needed), its CFA, the target's memory, the library's bias, its entry values (``entry``, else
+    entry_regs), the process's libraries, register sizes and conversion, its thread-local block."""
+    ps = frame.walker.process_state
+    lib = frame.library
+    kw = dict(addr=frame.lookup_pc - lib.base, cfa=frame_cfa(frame, ps), read_mem=ps.read_memory,
+              bias=lib.base, ptr_size=ps.arch.ptr_size,
+              entry_regs=entry if entry is not None else entry_regs(walk, level),
+              libraries=libraries if libraries is not None else ps.library_state.get_libraries(),
+              reg_size=ps.arch.reg_size, register_value=ps.arch.register_value,
+              tls_base=lambda: tls_block(ps, lib, frame.thread))
+    if with_regs:
+        kw["regs"] = register_view(walk, level)
+    return kw
 
 
 def level_of(walk, index):
