@@ -38,6 +38,8 @@ def build_parser():
     bt.add_argument("--exe", help="the program that dumped it (default: the core's own record)")
     bt.add_argument("--json", action="store_true", help="one JSON line per thread")
     bt.add_argument("--all", action="store_true", help="every thread (the default for cores)")
+    bt.add_argument("--unique", action="store_true",
+                    help="threads with the same stack printed once, as a group (biggest first)")
     bt.add_argument("--thread", type=lambda s: int(s, 0), help="only the thread with this OS thread id")
     bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
@@ -119,6 +121,7 @@ def cmd_bt(args, out):
 def _options(args):
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
+    opts.unique = opts.all = bool(getattr(args, "unique", False))
     for name in SETTINGS:
         value = getattr(args, name.replace("-", "_"))
         if value is not None:

@@ -7,6 +7,7 @@ on the command line.  Front ends differ only in how they pick threads, where
 the debugger's own frames come from, and where lines go: a sink that takes a
 list of lines (one gdb.write per thread, not one per frame).
 """
+import copy
 import json
 from collections import namedtuple
 
@@ -45,6 +46,8 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
     aout_path = aout.name if aout else None   # as frames name their library (format.frame_info)
+    if opts.unique and not opts.compare:
+        return _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines)
     headers = opts.all if headers is None else headers
     limit = opts.limit if opts.limit and opts.limit > 0 else None
     del walker.stepper_errors[:]
@@ -82,6 +85,62 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     if debug_sink is not None and walker.stepper_errors:
         debug_sink([f"swk debug: {name} raised {exc.__class__.__name__}: {exc}"
                     for name, exc in walker.stepper_errors])
+
+
+def _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines):
+    """swk-bt -unique: the threads grouped by their stacks (the same frames at the same pcs),
+    biggest group first, each stack printed once under "Threads 3–250, 400 (249 threads):";
+    its arguments as `print frame-arguments presence` prints them ("(...)") where the
+    threads' own differ.  Threads that cannot be walked are listed after."""
+    ps = walker.process_state
+    limit = opts.limit if opts.limit and opts.limit > 0 else None
+    groups, failed = {}, []
+    for tid in tids:
+        num, os_tid = ps.thread_label(tid)
+        try:
+            walk = walker.walk_stack(tid, max_frames=limit)
+        except ThreadStateError as exc:
+            failed.append((num, os_tid, exc))
+            continue
+        if top_inlines is not None:
+            walk.top_inlines = top_inlines(tid)
+        with collector_paused():
+            text = render(walk, opts, num, os_tid, aout_path, past_main)
+        key = (tuple((f.ra, f.kind) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None))
+        groups.setdefault(key, []).append((num, os_tid, walk, text))
+    order = sorted(groups.values(), key=lambda g: (-len(g), g[0][0] if g[0][0] is not None else g[0][1]))
+    for k, members in enumerate(order):
+        num, os_tid, walk, text = members[0]
+        if any(m[3] != text for m in members[1:]):       # their arguments differ: shown as (...)
+            plain = copy.copy(opts)
+            plain.frame_arguments = "presence"
+            with collector_paused():
+                text = render(walk, plain, num, os_tid, aout_path, past_main)
+        if opts.json:
+            line = json.loads(text[0])
+            line.pop("thread", None)
+            line.pop("tid", None)
+            sink([json.dumps({"threads": [m[0] for m in members], "tids": [m[1] for m in members], **line})])
+            continue
+        sink(([""] if k else []) + [group_header(members)] + text)
+    for i, (num, os_tid, exc) in enumerate(failed):
+        sink(thread_state_lines(opts, i + bool(order), num, os_tid, exc))
+
+
+def group_header(members):
+    """ "Thread 3 (LWP 1234):" for one thread, "Threads 3–250, 400 (249 threads):" for more
+    (by LWP where the threads have no debugger numbers)."""
+    if len(members) == 1:
+        num, os_tid = members[0][:2]
+        return f"Thread {num} (LWP {os_tid}):" if num is not None else f"Thread (LWP {os_tid}):"
+    numbered = all(m[0] is not None for m in members)
+    ids = sorted(m[0] if numbered else m[1] for m in members)
+    runs, start = [], ids[0]
+    for a, b in zip(ids, ids[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}" if start == a else f"{start}\u2013{a}")
+            start = b
+    return f"Threads {'' if numbered else 'LWP '}{', '.join(runs)} ({len(members)} threads):"
 
 
 def thread_state_lines(opts, i, num, os_tid, exc):

@@ -7,7 +7,7 @@ GDB's settings that change bt's lines (``set print entry-values`` ...) are optio
 from .errors import SwkError
 from .locals.format import DEFAULT_FORMAT
 
-USAGE = ("usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] "
+USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-compare] [-v] [-full] [-frame-arguments=MODE] "
          "[-entry-values=MODE] [-SETTING=VALUE ...] [N | -N]")
 
 #: GDB's `set print frame-arguments` values: which argument values a frame line prints.
@@ -49,12 +49,14 @@ SETTINGS = {
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
-                 "frame_info", "backtrace_limit", "values", "gdb")
+                 "frame_info", "backtrace_limit", "values", "gdb", "unique")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
         #: in LLDB: GDB's bt lines rather than LLDB's frame-format
         self.gdb = False
+        #: threads with the same stack printed once, as one group (implies every thread)
+        self.unique = False
         self.limit = None
         #: GDB's defaults; inside GDB its own settings are read at each command
         self.frame_arguments = "scalars"
@@ -91,7 +93,7 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
         setattr(opts, key, value)
     flags = {"-json": "json", "--json": "json", "-all": "all", "--all": "all",
              "-compare": "compare", "--compare": "compare", "-v": "verbose", "-verbose": "verbose",
-             "--verbose": "verbose"}
+             "--verbose": "verbose", "-unique": "unique", "--unique": "unique"}
     if allow_full:
         flags.update({"-full": "full", "--full": "full"})
     if allow_gdb:
@@ -115,4 +117,8 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
         opts.limit = n
     if opts.json and opts.compare:
         raise SwkError("swk-bt: -compare and -json cannot be combined")
+    if opts.unique and opts.compare:
+        raise SwkError("swk-bt: -compare and -unique cannot be combined")
+    if opts.unique:
+        opts.all = True
     return opts

@@ -148,6 +148,7 @@ Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] [-e
 
   N        show the innermost N frames; -N the outermost N.
   -all     walk every thread (also: thread apply all swk-bt).
+  -unique  every thread, those with the same stack printed once, as a group.
   -json    one JSON line per thread: {"thread", "tid", "frames", "stop_reason"};
            frames carry level, pc, sp, fp, function, offset, library, file, line,
            stepper, trust and kind ("normal" or "signal").

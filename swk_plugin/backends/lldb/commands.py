@@ -24,6 +24,7 @@ LLDB's unwinder found too is LLDB's own line), each thread headed as in LLDB's b
   N         the innermost N frames; -N the outermost N.
   -gdb      GDB's bt lines instead (as swk-bt prints them in GDB).
   -all      every thread.
+  -unique   every thread, those with the same stack once, as a group (GDB's lines).
   -json     one JSON line per thread: thread, tid, frames, stop_reason.
   -compare  swk's frames beside LLDB's own unwinding, != where they differ.
   -v        also how each frame was found (stepper, trust), its sp and fp.

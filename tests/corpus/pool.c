@@ -1,0 +1,60 @@
+/* pool [N]: a thread pool of N workers (default 40) parked in two places, for swk-bt -unique
+ * (tests/test_unique.py).  Workers with an odd id wait on a semaphore in odd_wait, those with an
+ * even id on a condition variable in even_wait; each passes its own id down (arguments differ,
+ * stacks do not).  main waits until every worker is about to block, then calls stop_here. */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static sem_t never;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static volatile int ready;
+volatile int sink;
+
+__attribute__((noinline)) void stop_here(int n)
+{
+    sink += n;
+}
+
+__attribute__((noinline)) void odd_wait(int id)
+{
+    __atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST);
+    sem_wait(&never);
+    sink += id;
+}
+
+__attribute__((noinline)) void even_wait(int id)
+{
+    pthread_mutex_lock(&mu);
+    __atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST);
+    pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    sink += id;
+}
+
+static void *worker(void *arg)
+{
+    int id = (int)(long)arg;
+    if (id % 2)
+        odd_wait(id);
+    else
+        even_wait(id);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 40;
+    sem_init(&never, 0, 0);
+    for (long i = 0; i < n; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, worker, (void *)i);
+    }
+    while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < n)
+        usleep(1000);
+    usleep(200000);             /* the last ones from "about to block" to blocked */
+    stop_here(n);
+    return 0;
+}
