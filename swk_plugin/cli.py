@@ -114,7 +114,8 @@ def cmd_bt(args, out):
     def sink(lines):
         if lines:
             out.write("\n".join(lines) + "\n")
-    run_bt(walker, tids, _options(args), sink, headers=True)   # a core's threads are all shown, each headed
+    # a core's threads are all shown, each headed
+    run_bt(walker, tids, _options(args), sink, headers=True, write=out.write)
     return 0
 
 
@@ -160,7 +161,7 @@ def cmd_bt_pid(args, out):
         def sink(lines):
             if lines:
                 out.write("\n".join(lines) + "\n")
-        run_bt(walker, tids, _options(args), sink, headers=True, thread_info=info)
+        run_bt(walker, tids, _options(args), sink, headers=True, thread_info=info, write=out.write)
     return 0
 
 

@@ -27,23 +27,25 @@ class ShownFrame:
         self.outermost = outermost
 
 
-def shown_frames(walk, visible=None, outermost=None):
+def shown_frames(walk, visible=None, outermost=None, below=False):
     """ShownFrames for the first ``visible`` physical frames of a walk and the tail-call
     frames between them (kept with the walk).  ``index`` is the frame's level in
     locals.frames.call_levels.  ``outermost``: the call level a backtrace ends at when it
     ends before the last of those frames (GDB's `backtrace limit` stopping at a tail-call
-    frame), which then has no caller to give entry values."""
+    frame), which then has no caller to give entry values.  ``below``: the frames past
+    ``visible`` are shown later (a segment of a deep walk, stream.py), so the last level
+    shown still has its caller."""
     visible = len(walk) if visible is None else visible
     cache = walk.derived.setdefault("shown", {})
     top_inlines = getattr(walk, "top_inlines", None)
-    ckey = (visible, outermost, top_inlines)
+    ckey = (visible, outermost, top_inlines, below)
     if ckey in cache:
         return cache[ckey]
     lookup = walk[0].walker.symbol_lookup if walk and walk[0].walker is not None else None
     levels = call_levels(walk, visible)
     last = level_of(walk, visible - 1) if 0 < visible < len(walk) else (len(levels) - 1 if visible else -1)
     if outermost is None:
-        outermost = last if visible < len(walk) else None
+        outermost = last if visible < len(walk) and not below else None
     else:
         last = min(last, outermost)
     out = []

@@ -251,54 +251,80 @@ def pc_width(walk):
 _HAS_FILE = {"file": True}   # what _pc_shown asks of a frame record, for a line with a source file
 
 
+class TextContext(namedtuple("TextContext", "width usual summary fmt where verbose aout_path full style")):
+    """What every line of one walk's text is made with (walk_text's arguments, worked out once)."""
+    __slots__ = ()
+
+
+def text_context(walk, verbose=False, aout_path=None, full=False, style=None):
+    style = style or DEFAULT_STYLE
+    return TextContext(pc_width(walk), style == DEFAULT_STYLE, style.frame_arguments != "all",
+                       None if style.values == DEFAULT_FORMAT else style.values,
+                       style.frame_info != "short-location", verbose, aout_path, full, style)
+
+
 def _walk_text(walk, shown, levels, verbose, aout_path, full, style, cut):
+    ctx = text_context(walk, verbose, aout_path, full, style)
     lines = []
-    width = pc_width(walk)
-    usual = style == DEFAULT_STYLE
-    summary = style.frame_arguments != "all"
-    fmt = None if style.values == DEFAULT_FORMAT else style.values
-    where = style.frame_info != "short-location"           # " at FILE:LINE" / " from LIB"
     for i in levels:
-        sf = shown[i]
-        first = i == 0 or shown[i - 1].frame is not sf.frame
-        found = None
-        args = None if full or sf.scope is None or not usual else line_args_text(sf, walk)
-        if args is None:
-            if sf.scope is not None:
-                found = variables(sf, walk, summary_args=summary, args_only=not full, fmt=fmt)
-            args = _args_text(found[0], style.entry_values, style.frame_arguments) if found is not None else "()"
-        if full and found is not None:
-            found = variables(sf, walk, fmt=fmt)
-        if usual and not verbose and sf.kind != FrameKind.SIGNAL and sf.file:
-            # the common line, as frame_text makes it from frame_info, without the record
-            head = f"#{i}".ljust(3) + " "
-            name = sf.name or "??"
-            if _pc_shown(sf, _HAS_FILE, first):
-                lines.append(f"{head}0x{sf.frame.ra:0{width}x} in {name} {args} at {sf.file}:{sf.line}")
-            else:
-                lines.append(f"{head}{name} {args} at {sf.file}:{sf.line}")
-        else:
-            info = frame_info(sf.frame, i, sf)
-            show_pc = style.values.address and (style.frame_info == "location-and-address"
-                                                or _pc_shown(sf, info, first))
-            lines.append(frame_text(info, aout_path, verbose, width=width, show_pc=show_pc, args=args,
-                                    where=where))
-        if full:
-            if found is None or not found[1]:
-                lines.append("No locals." if found is not None or has_symtab(sf.frame)
-                             else "No symbol table info available.")
-            else:
-                lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
+        lines.extend(level_lines(walk, shown, i, i, ctx))
     more = levels[-1] < (len(shown) if cut is None else cut) - 1 if len(levels) else False
-    if len(levels) and (more or (walk.limited and cut is None)):
-        lines.append("(More stack frames follow...)")
-    elif cut is not None:
-        pass
-    elif not walk.complete:
+    lines.extend(trailer_lines(walk, more, cut is not None, verbose, limited=walk.limited and bool(len(levels))))
+    return lines
+
+
+def trailer_lines(walk, more, cut, verbose, limited=False):
+    """The line that ends a backtrace: more levels follow (``more``: some were left out;
+    ``limited``: the walk stopped at the frames asked for), none when ``cut`` (GDB's `backtrace
+    limit`, past main: it ends silently), else why the walk stopped where it did not reach
+    the bottom."""
+    if more or (limited and not cut):
+        return ["(More stack frames follow...)"]
+    if cut:
+        return []
+    if not walk.complete:
         why = walk.stop_reason if verbose or not walk.gdb_stop_reason else walk.gdb_stop_reason
-        lines.append(f"Backtrace stopped: {why}")
-    elif verbose:
-        lines.append(f"Walk ended: {walk.stop_reason}")
+        return [f"Backtrace stopped: {why}"]
+    if verbose:
+        return [f"Walk ended: {walk.stop_reason}"]
+    return []
+
+
+def level_lines(walk, shown, i, label, ctx):
+    """The lines of level ``i`` of ``shown`` (its frame line numbered ``label``; with ``full``,
+    its locals after it)."""
+    sf = shown[i]
+    lines = []
+    first = i == 0 or shown[i - 1].frame is not sf.frame
+    found = None
+    full, style = ctx.full, ctx.style
+    args = None if full or sf.scope is None or not ctx.usual else line_args_text(sf, walk)
+    if args is None:
+        if sf.scope is not None:
+            found = variables(sf, walk, summary_args=ctx.summary, args_only=not full, fmt=ctx.fmt)
+        args = _args_text(found[0], style.entry_values, style.frame_arguments) if found is not None else "()"
+    if full and found is not None:
+        found = variables(sf, walk, fmt=ctx.fmt)
+    if ctx.usual and not ctx.verbose and sf.kind != FrameKind.SIGNAL and sf.file:
+        # the common line, as frame_text makes it from frame_info, without the record
+        head = f"#{label}".ljust(3) + " "
+        name = sf.name or "??"
+        if _pc_shown(sf, _HAS_FILE, first):
+            lines.append(f"{head}0x{sf.frame.ra:0{ctx.width}x} in {name} {args} at {sf.file}:{sf.line}")
+        else:
+            lines.append(f"{head}{name} {args} at {sf.file}:{sf.line}")
+    else:
+        info = frame_info(sf.frame, label, sf)
+        show_pc = style.values.address and (style.frame_info == "location-and-address"
+                                            or _pc_shown(sf, info, first))
+        lines.append(frame_text(info, ctx.aout_path, ctx.verbose, width=ctx.width, show_pc=show_pc, args=args,
+                                where=ctx.where))
+    if full:
+        if found is None or not found[1]:
+            lines.append("No locals." if found is not None or has_symtab(sf.frame)
+                         else "No symbol table info available.")
+        else:
+            lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
     return lines
 
 

@@ -92,7 +92,7 @@ class Frame:
 
     __slots__ = ("ra", "sp", "fp", "_ra_loc", "_sp_loc", "_fp_loc", "regs", "_reg_locs", "_loc_src",
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
-                 "trust", "callee_cfa", "callee_kind", "overruled", "lost", "_sym", "_lib", "_prev")
+                 "trust", "callee_cfa", "callee_kind", "overruled", "lost", "_sym", "_lib")
 
     def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None, reg_locations=None, copy=True):
         self.ra, self.sp, self.fp = ra, sp, fp
@@ -123,7 +123,6 @@ class Frame:
         self.callee_kind = None
         self._sym = None
         self._lib = False
-        self._prev = None
 
     # --- where values were found (spec: getRALocation, ...) ------------------------------------
     def locations_later(self, make, *args):

@@ -14,6 +14,8 @@ from collections import namedtuple
 from .cache import collector_paused
 from .errors import ThreadStateError
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
+from .stream import DEFAULT_COLLAPSE, SEGMENT, stream_json, stream_text
+from .walker import WalkRest
 
 
 class NativeFrame(namedtuple("NativeFrame", "pc name signal", defaults=(False,))):
@@ -28,7 +30,7 @@ class NativeBacktrace(namedtuple("NativeBacktrace", "debugger frames hidden", de
 
 
 def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
-           thread_info=None, top_inlines=None, lines_for=None):
+           thread_info=None, top_inlines=None, lines_for=None, write=None):
     """Print swk-bt for ``tids`` through ``sink(lines)``.
 
     ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
@@ -41,7 +43,11 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     ``top_inlines(tid)``: how many inlined calls at the top frame's pc the debugger shows
     (None: all), so that swk-bt's levels are the debugger's.  ``lines_for(walk, tid)``: a
     debugger's own text of a walk, its thread header included (LLDB's frame-format), for
-    the text that is neither JSON nor -compare.
+    the text that is neither JSON nor -compare.  ``write(text)``: where a deep walk's JSON line
+    goes in pieces as it is found (None: it is made whole, then given to ``sink``).
+
+    A walk deeper than stream.SEGMENT frames is printed as it is found, in segments
+    (stream.py): its frames are not all kept.
     """
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
@@ -50,18 +56,24 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
         return _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines)
     headers = opts.all if headers is None else headers
     limit = opts.limit if opts.limit and opts.limit > 0 else None
+    collapse = getattr(opts, "collapse", DEFAULT_COLLAPSE)
     del walker.stepper_errors[:]
     for i, tid in enumerate(tids):
         num, os_tid = ps.thread_label(tid)
+        whole = opts.compare or (lines_for is not None and not opts.json)
         try:
-            walk = walker.walk_stack(tid, max_frames=limit)
+            if whole:
+                walk, rest = walker.walk_stack(tid, max_frames=limit), None
+            else:
+                walk, rest = walker.walk_stack_head(tid, max_frames=limit, head=SEGMENT)
         except ThreadStateError as exc:
             if not opts.all:
                 raise
             sink(thread_state_lines(opts, i, num, os_tid, exc))
             continue
+        tops = top_inlines(tid) if top_inlines is not None else None
         if top_inlines is not None:
-            walk.top_inlines = top_inlines(tid)
+            walk.top_inlines = tops
         info = thread_info(tid) if thread_info is not None else None
         head = f"Thread {num} (LWP {os_tid}):"
         if info and opts.verbose:
@@ -70,6 +82,16 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
         lines = ["", head] if i else [head]
         if not headers or opts.json:
             lines = []
+        if rest is None and not opts.json and not whole and collapse is not None and len(walk) > collapse:
+            rest = WalkRest.after(walk)          # a run may be longer than collapse: printed as a stream
+        if rest is not None:
+            sink(lines)
+            with collector_paused():
+                if opts.json:
+                    _stream_json(walk, rest, opts, num, os_tid, info, sink, write, past_main, tops)
+                else:
+                    stream_text(walk, rest, opts, aout_path, past_main, tops, sink, collapse)
+            continue
         if opts.compare:
             lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
         elif lines_for is not None and not opts.json:
@@ -85,6 +107,14 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     if debug_sink is not None and walker.stepper_errors:
         debug_sink([f"swk debug: {name} raised {exc.__class__.__name__}: {exc}"
                     for name, exc in walker.stepper_errors])
+
+
+def _stream_json(walk, rest, opts, num, os_tid, info, sink, write, past_main, tops):
+    if write is not None:
+        return stream_json(walk, rest, opts, num, os_tid, info, write, past_main, tops)
+    pieces = []
+    stream_json(walk, rest, opts, num, os_tid, info, pieces.append, past_main, tops)
+    sink(["".join(pieces).rstrip("\n")])
 
 
 def _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines):

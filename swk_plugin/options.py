@@ -44,12 +44,13 @@ SETTINGS = {
     "print-elements": ("print elements", "values.elements", _count),
     "print-repeats": ("print repeats", "values.repeats", _count),
     "output-radix": ("output-radix", "values.radix", ("8", "10", "16")),
+    "collapse": ("swk collapse", "collapse", _count),
 }
 
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
-                 "frame_info", "backtrace_limit", "values", "gdb", "unique")
+                 "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
@@ -64,6 +65,9 @@ class BtOptions:
         self.frame_info = "auto"
         #: GDB's `backtrace limit` (None: unlimited)
         self.backtrace_limit = None
+        #: a run of more frames than this of one function at one return address is printed
+        #: as its first frame and a line for the others (None: every frame, as GDB prints)
+        self.collapse = 10_000
         #: a locals.format.ValueFormat (`print address`, `symbol`, `elements`, `repeats`,
         #: `output-radix`), None for GDB's defaults
         self.values = None

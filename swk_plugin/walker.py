@@ -6,6 +6,8 @@ when a result is implausible — Dyninst aborts the walk there instead.  Every
 walk ends with a stated reason and within a frame cap.
 """
 from . import __version__
+from itertools import islice
+
 from .cache import collector_paused
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
@@ -17,7 +19,9 @@ from .steppers import default_steppers as make_default_steppers
 from .symlookup import ElfSymbolLookup
 from .unwind.modules import is_executable
 
-DEFAULT_FRAME_CAP = 100_000
+#: Frames a walk may have (LLDB's own cap is 300,000; an 8 MiB stack holds at most 524,288
+#: 16-byte frames).
+DEFAULT_FRAME_CAP = 1_000_000
 
 
 class Glvv:
@@ -49,6 +53,42 @@ class StackWalk(list):
         #: What display and locals work out about this walk (shown frames, entry values,
         #: texts): it lives as long as the walk, which the process state keeps one stop.
         self.derived = {}
+
+
+class WalkRest:
+    """The frames of a walk after its first ones (Walker.walk_stack_head), found as they are
+    iterated; once they are all found, why the walk ended (as a StackWalk says it)."""
+
+    def __init__(self, thread):
+        self.thread = thread
+        self.stop_reason, self.complete, self.limited, self.gdb_stop_reason = "", False, False, None
+        self._frames = iter(())
+
+    @classmethod
+    def after(cls, walk):
+        """The (no) frames after a whole walk, which ended as ``walk`` says."""
+        rest = cls(walk.thread)
+        rest.stop_reason, rest.complete, rest.limited = walk.stop_reason, walk.complete, walk.limited
+        rest.gdb_stop_reason = walk.gdb_stop_reason
+        return rest
+
+    def follow(self, frames):
+        self._frames = frames
+        return self
+
+    def __iter__(self):
+        return self._frames
+
+    def ended(self, walk):
+        """``walk`` (a StackWalk) given why this walk ended."""
+        walk.stop_reason, walk.complete, walk.limited = self.stop_reason, self.complete, self.limited
+        walk.gdb_stop_reason = self.gdb_stop_reason
+        return walk
+
+
+def _seen(frame):
+    """A frame's (pc, sp) as one int: a deep walk keeps one per frame."""
+    return frame.sp << 64 | frame.ra
 
 
 class StepResult:
@@ -150,7 +190,7 @@ class Walker:
     def step(self, frame, seen=None):
         """Try steppers in order for ``frame``; return a StepResult.
 
-        ``seen``: the (pc, sp) pairs of the walk so far; a caller repeating one is
+        ``seen``: the (pc, sp) pairs of the walk so far (as _seen makes them); a caller repeating one is
         implausible like any other and the next stepper is asked.  Once a caller is
         accepted, what its step found about ``frame`` (its CFA, a signal trampoline)
         is recorded on ``frame``: steppers never change it themselves."""
@@ -177,7 +217,7 @@ class Walker:
             status, caller = out if isinstance(out, tuple) else (out, None)
             if status is Gcf.SUCCESS:
                 problem = self.check_caller(frame, caller)
-                if not problem and seen is not None and (caller.ra, caller.sp) in seen:
+                if not problem and seen is not None and _seen(caller) in seen:
                     problem = f"pc 0x{caller.ra:x} sp 0x{caller.sp:x} repeats a frame of this walk"
                 if problem:
                     notes.append(f"{stepper.name}: {problem}")
@@ -286,6 +326,14 @@ class Walker:
         A walk is kept until the target changes (the process state's generation:
         every stop, resume or write) or libraries change, so asking twice at
         one stop walks once."""
+        walk, rest = self.walk_stack_head(thread, max_frames, None)
+        return walk
+
+    def walk_stack_head(self, thread=None, max_frames=None, head=None):
+        """(walk, rest): the whole walk (as walk_stack's, and kept as it is) and None when it
+        has at most ``head`` frames (None: any number); else the first ``head`` + 1 frames and a
+        WalkRest that finds the others only as they are asked for, so that a deep walk is
+        printed as it is found, in memory flat in its depth (stream.py)."""
         ps = self.process_state
         if thread is None:
             thread = ps.get_default_thread()
@@ -294,44 +342,58 @@ class Walker:
         key = (id(self), thread, max_frames, self.frame_cap, libs.generation if libs else None)
         walk = walks.get(key)
         if walk is not None:
-            return walk
+            return walk, None
         frame = self.get_initial_frame(thread)
+        rest = WalkRest(thread)
+        found = self.frames_from(frame, max_frames, rest)
         with collector_paused():
-            return walks.put(key, self.walk_stack_from_frame(frame, max_frames=max_frames))
+            frames = list(found) if head is None else list(islice(found, head + 1))
+        if head is not None and len(frames) > head:
+            return StackWalk(frames, thread=thread), rest.follow(found)
+        return walks.put(key, rest.ended(StackWalk(frames, thread=thread))), None
 
     def walk_stack_from_frame(self, frame, max_frames=None):
         """Walk from ``frame`` to the bottom of the stack (spec: walkStackFromFrame)."""
+        walk = StackWalk(thread=frame.thread)
+        walk.extend(self.frames_from(frame, max_frames, walk))
+        return walk
+
+    def frames_from(self, frame, max_frames=None, outcome=None):
+        """``frame`` and its callers, outward, each as it is found: the walk loop.  When it
+        ends, ``outcome`` (a StackWalk, a WalkRest) is given why (stop_reason, complete,
+        limited, gdb_stop_reason).  A frame's own record may still change until its caller
+        is found (the caller's step states its CFA, whether it is a signal trampoline)."""
         cap = self.frame_cap if max_frames is None else min(max_frames, self.frame_cap)
-        walk = StackWalk([frame], thread=frame.thread)
-        seen = {(frame.ra, frame.sp)}
+        seen = {_seen(frame)}
+        n = 1
+        yield frame
         while True:
-            if len(walk) >= cap:
-                walk.limited = cap != self.frame_cap
-                walk.stop_reason = (f"stopped after {cap} frames as asked" if walk.limited
-                                    else f"frame cap of {cap} reached")
+            if n >= cap:
+                outcome.limited = cap != self.frame_cap
+                outcome.stop_reason = (f"stopped after {cap} frames as asked" if outcome.limited
+                                       else f"frame cap of {cap} reached")
                 self.step(frame)  # the step records what the last frame is (a signal trampoline?)
-                break
+                return
             res = self.step(frame, seen)
             if res.status is Gcf.STACKBOTTOM:
                 frame.is_bottom = True
-                walk.stop_reason = res.reason or "bottom of the stack"
-                walk.complete = True
-                break
+                outcome.stop_reason = res.reason or "bottom of the stack"
+                outcome.complete = True
+                return
             if res.status is not Gcf.SUCCESS:
-                walk.stop_reason = res.reason or "the walk could not go on"
-                walk.gdb_stop_reason = res.gdb_reason
-                break
+                outcome.stop_reason = res.reason or "the walk could not go on"
+                outcome.gdb_stop_reason = res.gdb_reason
+                return
             caller = res.caller
             if caller.ra == 0:
                 frame.is_bottom = True
-                walk.stop_reason = "bottom of the stack (the return address is zero)"
-                walk.complete = True
-                break
-            seen.add((caller.ra, caller.sp))
-            caller._prev = frame
-            walk.append(caller)
+                outcome.stop_reason = "bottom of the stack (the return address is zero)"
+                outcome.complete = True
+                return
+            seen.add(_seen(caller))
+            n += 1
+            yield caller
             frame = caller
-        return walk
 
     # --- local variables (spec: "Accessing Local Variables") ---------------------------------
     def get_function_for_frame(self, frame):

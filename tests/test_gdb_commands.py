@@ -120,10 +120,10 @@ def test_help_and_settings(chain_prog):
               "set swk frame-cap 0", "show swk frame-cap", "show swk debug")
     assert "Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] [-entry-values=MODE] " \
         "[N | -N]" in "\n".join(section(out, 0))
-    assert section(out, 1) == ["swk walks stop after 100000 frames."]
+    assert section(out, 1) == ["swk walks stop after 1000000 frames."]
     walk = json.loads(section(out, 3)[0])
     assert len(walk["frames"]) == 3 and walk["stop_reason"] == "frame cap of 3 reached"
-    assert section(out, 5) == ["swk walks stop after 100000 frames."]
+    assert section(out, 5) == ["swk walks stop after 1000000 frames."]
     assert section(out, 6) == ["swk debug output is off."]
 
 

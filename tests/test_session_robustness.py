@@ -192,10 +192,10 @@ def test_gdb_the_walk_raising(chain, tmp_path, exc):
     exe, stop = chain
     script = tmp_path / "break.gdb"
     script.write_text("python\nimport swk_plugin.walker as _w\n"
-                      "_orig = _w.Walker.walk_stack\n"
+                      "_orig = _w.Walker.frames_from\n"
                       f"def _boom(self, *a, **k):\n    raise {exc}\n"
-                      "_w.Walker.walk_stack = _boom\nend\n")
-    restore = "python _w.Walker.walk_stack = _orig"
+                      "_w.Walker.frames_from = _boom\nend\n")
+    restore = "python _w.Walker.frames_from = _orig"
     res, out, rc = _gdb_lines(exe, stop, ["swk-bt", "swk-bt -all -json", "bt 1", "info frame", restore, "swk-bt 1"],
                               tmp_path, script)
     no_traceback(out)
@@ -309,12 +309,12 @@ def test_lldb_running_process():
 def test_lldb_the_walk_raising(exc):
     R.need_lldb()
     exe = T.Corpus().exe("chain-O0g")
-    patch = ("script import swk_plugin.walker as _w; _orig = _w.Walker.walk_stack; "
-             f"_w.Walker.walk_stack = lambda self, *a, **k: (_ for _ in ()).throw({exc})")
+    patch = ("script import swk_plugin.walker as _w; _orig = _w.Walker.frames_from; "
+             f"_w.Walker.frames_from = lambda self, *a, **k: (_ for _ in ()).throw({exc})")
     cmds = [f"target create {exe}", "breakpoint set -n stop_here", "process launch",
             f"command script import {R.lldb_try_script()}", patch,
             R.lldb_try("swk-bt", "a"), R.lldb_try("swk-bt -all -json", "b"),
-            "script _w.Walker.walk_stack = _orig", R.lldb_try("swk-bt -gdb 2", "c"), "script print('ALIVE')"]
+            "script _w.Walker.frames_from = _orig", R.lldb_try("swk-bt -gdb 2", "c"), "script print('ALIVE')"]
     out = R.lldb_run(cmds)
     no_traceback(out)
     name = exc.split("(", 1)[0]

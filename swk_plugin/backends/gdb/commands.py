@@ -22,7 +22,7 @@ class SwkPrefix(gdb.Command):
 
 
 class FrameCapParameter(gdb.Parameter):
-    """The most frames one swk walk may produce (default 100000)."""
+    """The most frames one swk walk may produce (default 1000000)."""
     set_doc = "Set the most frames one swk walk may produce."
     show_doc = "Show the most frames one swk walk may produce."
 
@@ -39,6 +39,21 @@ class FrameCapParameter(gdb.Parameter):
 
     def get_show_string(self, svalue):
         return f"swk walks stop after {svalue} frames."
+
+
+class CollapseParameter(gdb.Parameter):
+    """A run of more frames than this of one function at one return address (deep recursion)
+    is printed by swk-bt as its first frame and one line "[... N more frames of f () at
+    file:line ...]"; unlimited: every frame, as GDB's bt prints them."""
+    set_doc = "Set how many frames of one recursion swk-bt prints before it collapses the rest."
+    show_doc = "Show how many frames of one recursion swk-bt prints before it collapses the rest."
+
+    def __init__(self):
+        super().__init__("swk collapse", gdb.COMMAND_STACK, gdb.PARAM_UINTEGER)
+        self.value = BtOptions().collapse
+
+    def get_show_string(self, svalue):
+        return f"swk-bt collapses runs of more than {svalue} frames of one recursion."
 
 
 class DebugParameter(gdb.Parameter):
@@ -163,7 +178,8 @@ The lines follow GDB's settings as bt does: print entry-values, frame-arguments,
 frame-info, address, symbol, elements, repeats, output-radix and backtrace limit.
 Inlined calls are shown as frames of kind "inline" above their physical frame, as GDB does.
 
-Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
+Settings: set swk frame-cap N (default 1000000), set swk collapse N|unlimited (default 10000),
+set swk debug on|off."""
 
     def __init__(self):
         super().__init__("swk-bt", gdb.COMMAND_STACK)
@@ -193,7 +209,7 @@ Settings: set swk frame-cap N (default 100000), set swk debug on|off."""
         run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
                native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
                top_inlines=lambda tid: top_inline_frames(ps.gdb_thread(tid)),
-               debug_sink=_write_stderr if session.debug else None)
+               debug_sink=_write_stderr if session.debug else None, write=gdb.write)
 
 
 def _gdb_print_settings():
@@ -214,7 +230,7 @@ def _gdb_print_settings():
             "unlimited" if value is None else str(value)
         opts.set(name, text)
     return {k: getattr(opts, k) for k in ("frame_arguments", "entry_values", "frame_info", "backtrace_limit",
-                                          "values")}
+                                          "values", "collapse")}
 
 
 def _write(lines):
@@ -230,6 +246,7 @@ def register():
     SwkPrefix("set swk")
     SwkPrefix("show swk")
     FrameCapParameter()
+    CollapseParameter()
     DebugParameter()
     UnwinderParameter()
     SwkBt()

@@ -38,7 +38,7 @@ SETTINGS_HELP = """Show or change swk's settings.
 
 Usage: swk-settings [frame-cap N | debug on|off | provider on|off]
 
-  frame-cap N      the most frames one walk may produce (default 100000).
+  frame-cap N      the most frames one walk may produce (default 1000000).
   debug on|off     details of swk's internal errors and stepper failures.
   provider on|off  LLDB 22+: whether LLDB's own bt shows swk's frames."""
 
