@@ -1,9 +1,10 @@
 """Command line: walk a core file, or a live process, without any debugger.
 
-    swk bt --core FILE [--exe PROGRAM] [--json] [--all] [--thread TID]
-           [--sysroot DIR] [--frame-cap N] [-v] [--full] [N | -N]
-    swk bt --pid PID [--json] [--all] [--thread TID] [--stopped] [--stack-bytes N]
+    swk bt --core FILE [--core FILE ...] [--exe PROGRAM] [--json] [--all] [--unique]
+           [--merge [function|line]] [--svg FILE] [--thread TID] [--sysroot DIR]
            [--frame-cap N] [-v] [--full] [N | -N]
+    swk bt --pid PID[,PID...] [--json] [--all] [--unique] [--merge [function|line]] [--svg FILE]
+           [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--full] [N | -N]
     swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
 """
 import argparse
@@ -13,8 +14,9 @@ import sys
 from .backends.core import CoreProcessState
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
-from .frontend import run_bt
-from .options import SETTINGS, BtOptions
+from .frontend import merge_threads, print_merge, run_bt
+from .merge import MergeTree
+from .options import MERGE_BY, SETTINGS, BtOptions, check_merge
 from .walker import DEFAULT_FRAME_CAP, Walker
 
 
@@ -28,8 +30,10 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     bt = sub.add_parser("bt", help="print the call stacks of a core file or a live process")
     where = bt.add_mutually_exclusive_group(required=True)
-    where.add_argument("--core", help="the core file")
-    where.add_argument("--pid", type=_pid, help="a live process (attached with ptrace, then left as it was)")
+    where.add_argument("--core", action="append",
+                       help="the core file (several --core: their stacks one after the other, or merged)")
+    where.add_argument("--pid", type=_pids,
+                       help="a live process (attached with ptrace, then left as it was); PID,PID,...: several")
     bt.add_argument("--stopped", action="store_true",
                     help="--pid: keep the threads stopped while walking (the default with --full: values "
                          "read consistently); otherwise they go on once their stacks are copied")
@@ -40,6 +44,10 @@ def build_parser():
     bt.add_argument("--all", action="store_true", help="every thread (the default for cores)")
     bt.add_argument("--unique", action="store_true",
                     help="threads with the same stack printed once, as a group (biggest first)")
+    bt.add_argument("--merge", nargs="?", const="function", choices=MERGE_BY,
+                    help="every thread's stack merged into one call tree (STAT's), outermost call "
+                         "first: each node a function (or a line), with the threads through it")
+    bt.add_argument("--svg", help="--merge: also draw the tree as an SVG picture in this file")
     bt.add_argument("--thread", type=lambda s: int(s, 0), help="only the thread with this OS thread id")
     bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
@@ -72,6 +80,13 @@ def _pid(text):
     return pid
 
 
+def _pids(text):
+    pids = [_pid(p) for p in text.split(",")]
+    if len(set(pids)) != len(pids):
+        raise argparse.ArgumentTypeError(f"a process given twice: {text!r}")
+    return pids
+
+
 def _size(text):
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     t = text.strip().lower().rstrip("b")
@@ -90,39 +105,78 @@ def cmd_bt(args, out):
         raise SwkError("swk: --frame-cap must be positive")
     if args.limit == 0:
         raise SwkError("swk: a frame count must not be zero")
+    opts = _options(args)
+    check_merge(opts, "swk: ", "--")
+    targets = args.pid if args.pid is not None else args.core
+    if len(targets) > 1 and args.thread is not None:
+        raise SwkError("swk: --thread is for one process")
     if args.pid is not None:
         if args.exe is not None or args.sysroot is not None:
             raise SwkError("swk: --exe and --sysroot are for cores (a live process says what it runs)")
-        return cmd_bt_pid(args, out)
-    if args.stopped:
-        raise SwkError("swk: --stopped is for --pid")
-    if args.exe is not None and not os.path.isfile(args.exe):
-        raise SwkError(f"swk: --exe {args.exe}: no such file")
-    if args.sysroot is not None and not os.path.isdir(args.sysroot):
-        raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
-    ps = CoreProcessState(args.core, exe_path=args.exe, sysroot=args.sysroot)
-    if args.exe is not None and is_elf(args.exe) and not elf_machine_is(args.exe, ps.arch):
-        raise SwkError(f"swk: --exe {args.exe}: not an {ps.arch.name} program (the core is of an "
-                       f"{ps.arch.name} process)")
-    walker = Walker(ps, frame_cap=args.frame_cap)
-    tids = ps.get_thread_ids()
-    if args.thread is not None:
-        if args.thread not in tids:
-            raise SwkError(f"swk: the core has no thread {args.thread} (it has {', '.join(map(str, tids))})")
-        tids = [args.thread]
+    else:
+        if args.stopped:
+            raise SwkError("swk: --stopped is for --pid")
+        if args.exe is not None and not os.path.isfile(args.exe):
+            raise SwkError(f"swk: --exe {args.exe}: no such file")
+        if args.sysroot is not None and not os.path.isdir(args.sysroot):
+            raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
+    tree = MergeTree(opts.merge) if opts.merge else None
+    bt = cmd_bt_pid if args.pid is not None else cmd_bt_core
+    for i, target in enumerate(targets):
+        bt(args, opts, target, out, tree, i if len(targets) > 1 else None)
+    if tree is not None:
+        print_merge(tree, opts, lambda lines: out.write("\n".join(lines) + "\n"))
+    return 0
 
+
+def _sink(out):
     def sink(lines):
         if lines:
             out.write("\n".join(lines) + "\n")
-    # a core's threads are all shown, each headed
-    run_bt(walker, tids, _options(args), sink, headers=True, write=out.write)
-    return 0
+    return sink
+
+
+def _walk_process(args, opts, walker, what, out, tree, nth, info=None):
+    """Print (or, ``tree``: merge) the threads of one process; ``nth``: its place among several
+    (None: the only one), which heads its threads with the process."""
+    ps = walker.process_state
+    tids = ps.get_thread_ids()
+    if args.thread is not None:
+        if args.thread not in tids:
+            raise SwkError(f"swk: {what} has no thread {args.thread} (it has {', '.join(map(str, tids))})")
+        tids = [args.thread]
+    if tree is not None:
+        return merge_threads(tree, walker, tids, opts)
+    if nth is not None:
+        pid = ps.get_process_id()
+        if not opts.json:
+            out.write(("\n" if nth else "") + f"Process {pid or '?'} ({ps.get_executable_path() or '?'}):\n")
+        info = _with_pid(pid, info)
+    # every thread of a process is headed, as GDB's thread apply all does
+    run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
+
+
+def _with_pid(pid, info):
+    """A thread's JSON keys (and -v words) with its process's id first."""
+    def with_pid(tid):
+        return {"pid": pid, **((info(tid) if info is not None else None) or {})}
+    return with_pid
+
+
+def cmd_bt_core(args, opts, core, out, tree, nth):
+    ps = CoreProcessState(core, exe_path=args.exe, sysroot=args.sysroot)
+    if args.exe is not None and is_elf(args.exe) and not elf_machine_is(args.exe, ps.arch):
+        raise SwkError(f"swk: --exe {args.exe}: not an {ps.arch.name} program (the core is of an "
+                       f"{ps.arch.name} process)")
+    _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), "the core", out, tree, nth)
 
 
 def _options(args):
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
-    opts.unique = opts.all = bool(getattr(args, "unique", False))
+    opts.unique = bool(getattr(args, "unique", False))
+    opts.merge, opts.svg = getattr(args, "merge", None), getattr(args, "svg", None)
+    opts.all = opts.unique or bool(opts.merge)
     for name in SETTINGS:
         value = getattr(args, name.replace("-", "_"))
         if value is not None:
@@ -130,7 +184,7 @@ def _options(args):
     return opts
 
 
-def cmd_bt_pid(args, out):
+def cmd_bt_pid(args, opts, pid, out, tree, nth):
     """Attach, stop, copy (or walk, --stopped / --full), resume; the process is left as it was."""
     # the ptrace back-end (and the profiler) only for a live process: a core's walk, a fresh
     # process each time, does not pay for importing them
@@ -138,31 +192,19 @@ def cmd_bt_pid(args, out):
     from .linux.maps import read_proc_maps
     stopped = args.stopped or args.full
     stack_bytes = DEFAULT_STACK_BYTES if args.stack_bytes is None else args.stack_bytes
-    with Tracer(args.pid) as tracer:
+    with Tracer(pid) as tracer:
         tracer.stop()
-        tracer.capture(0 if stopped else stack_bytes, read_proc_maps(args.pid))
+        tracer.capture(0 if stopped else stack_bytes, read_proc_maps(pid))
         if not stopped:
             tracer.detach()                  # the pause ends here: the walks run on the copies
         ps = PtraceProcessState(tracer, live_stacks=stopped)
-        walker = Walker(ps, frame_cap=args.frame_cap)
-        tids = ps.get_thread_ids()
-        if args.thread is not None:
-            if args.thread not in tids:
-                raise SwkError(f"swk: process {args.pid} has no thread {args.thread} "
-                               f"(it has {', '.join(map(str, tids))})")
-            tids = [args.thread]
 
         def info(tid):
             snap = tracer.threads.get(tid)
             if stopped or snap is None or snap.pause is None:
                 return None
             return {"pause_us": round(snap.pause * 1e6)}
-
-        def sink(lines):
-            if lines:
-                out.write("\n".join(lines) + "\n")
-        run_bt(walker, tids, _options(args), sink, headers=True, thread_info=info, write=out.write)
-    return 0
+        _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), f"process {pid}", out, tree, nth, info)
 
 
 def main(argv=None, out=None):

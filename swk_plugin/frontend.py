@@ -13,7 +13,10 @@ from collections import namedtuple
 
 from .cache import collector_paused
 from .errors import ThreadStateError
+from .errors import SwkError
+from .flamegraph import svg_tree
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
+from .merge import MergeTree, header as merge_header, json_line, stack_labels, svg_tree as merged_svg, text_lines
 from .stream import DEFAULT_COLLAPSE, SEGMENT, stream_json, stream_text
 from .walker import WalkRest
 
@@ -52,6 +55,10 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     ps = walker.process_state
     aout = ps.library_state.get_aout() if ps.library_state is not None else None
     aout_path = aout.name if aout else None   # as frames name their library (format.frame_info)
+    if opts.merge:
+        tree = MergeTree(opts.merge)
+        merge_threads(tree, walker, tids, opts, past_main, top_inlines)
+        return print_merge(tree, opts, sink)
     if opts.unique and not opts.compare:
         return _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines)
     headers = opts.all if headers is None else headers
@@ -155,6 +162,36 @@ def _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines):
         sink(([""] if k else []) + [group_header(members)] + text)
     for i, (num, os_tid, exc) in enumerate(failed):
         sink(thread_state_lines(opts, i + bool(order), num, os_tid, exc))
+
+
+def merge_threads(tree, walker, tids, opts, past_main=True, top_inlines=None):
+    """Add the stacks of ``tids`` (threads of ``walker``'s process) to ``tree`` (a
+    merge.MergeTree); a deep walk is read as it is found, its frames not kept."""
+    ps = walker.process_state
+    proc = tree.add_process(ps.get_process_id(), ps.get_executable_path())
+    for tid in tids:
+        num, os_tid = ps.thread_label(tid)
+        try:
+            walk, rest = walker.walk_stack_head(tid, head=SEGMENT)
+        except ThreadStateError as exc:
+            tree.failed.append((proc, num, os_tid, exc.state))
+            continue
+        tops = top_inlines(tid) if top_inlines is not None else None
+        with collector_paused():
+            labels = stack_labels(walk, rest, opts, past_main, tops, tree.by)
+        tree.add(proc, num, os_tid, labels)
+
+
+def print_merge(tree, opts, sink):
+    """Print merged stacks: the tree in text (or one JSON line), and with -svg its picture."""
+    if opts.svg is not None:
+        title = merge_header(tree)
+        try:
+            with open(opts.svg, "w") as f:
+                f.write(svg_tree(merged_svg(tree, opts.verbose), title, unit="threads"))
+        except OSError as exc:
+            raise SwkError(f"swk: cannot write {opts.svg}: {exc.strerror}") from None
+    sink([json_line(tree)] if opts.json else text_lines(tree, opts.verbose))
 
 
 def group_header(members):

@@ -7,7 +7,8 @@ GDB's settings that change bt's lines (``set print entry-values`` ...) are optio
 from .errors import SwkError
 from .locals.format import DEFAULT_FORMAT
 
-USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-compare] [-v] [-full] [-frame-arguments=MODE] "
+USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-full] "
+         "[-frame-arguments=MODE] "
          "[-entry-values=MODE] [-SETTING=VALUE ...] [N | -N]")
 
 #: GDB's `set print frame-arguments` values: which argument values a frame line prints.
@@ -17,6 +18,8 @@ ENTRY_VALUES = ("no", "only", "preferred", "if-needed", "both", "compact", "defa
 #: GDB's `print frame-info` values swk-bt prints (not the ones that print source lines).
 FRAME_INFO = ("auto", "location", "short-location", "location-and-address")
 ON_OFF = ("on", "off")
+#: What a node of merged stacks is (-merge=BY): a function, or a function at a line.
+MERGE_BY = ("function", "line")
 
 
 def _count(what, text):
@@ -50,7 +53,7 @@ SETTINGS = {
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
-                 "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse")
+                 "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse", "merge", "svg")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
@@ -58,6 +61,11 @@ class BtOptions:
         self.gdb = False
         #: threads with the same stack printed once, as one group (implies every thread)
         self.unique = False
+        #: every thread's stack merged into one call-prefix tree (STAT's), its nodes functions
+        #: ("function") or lines ("line"); None: not merged
+        self.merge = None
+        #: where -merge also draws its tree as an SVG picture (None: nowhere)
+        self.svg = None
         self.limit = None
         #: GDB's defaults; inside GDB its own settings are read at each command
         self.frame_arguments = "scalars"
@@ -107,6 +115,16 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
             setattr(opts, flags[arg], True)
             continue
         key, eq, value = arg.lstrip("-").partition("=")
+        if arg in ("-merge", "--merge") or (eq and arg.startswith("-") and key == "merge"):
+            if eq and value not in MERGE_BY:
+                raise SwkError(f"swk-bt: merge must be one of {', '.join(MERGE_BY)}, not {value!r}")
+            opts.merge = value if eq else "function"
+            continue
+        if eq and arg.startswith("-") and key == "svg":
+            if not value:
+                raise SwkError("swk-bt: -svg needs a file name: -svg=FILE")
+            opts.svg = value
+            continue
         if eq and arg.startswith("-") and key in SETTINGS:
             opts.set(key, value)
             continue
@@ -123,6 +141,21 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
         raise SwkError("swk-bt: -compare and -json cannot be combined")
     if opts.unique and opts.compare:
         raise SwkError("swk-bt: -compare and -unique cannot be combined")
-    if opts.unique:
+    check_merge(opts, "swk-bt: ", "-")
+    if opts.unique or opts.merge:
         opts.all = True
     return opts
+
+
+def check_merge(opts, who, dash):
+    """One line for what cannot go with merged stacks (``dash``: "-" in swk-bt, "--" on the
+    command line)."""
+    if opts.svg is not None and not opts.merge:
+        raise SwkError(f"{who}{dash}svg draws merged stacks: give {dash}merge too")
+    if not opts.merge:
+        return
+    for name, on in (("unique", opts.unique), ("compare", opts.compare), ("full", opts.full)):
+        if on:
+            raise SwkError(f"{who}{dash}merge and {dash}{name} cannot be combined")
+    if opts.limit is not None:
+        raise SwkError(f"{who}{dash}merge merges whole stacks: a frame count cannot be given")

@@ -105,7 +105,7 @@ class _Lines:
         return len(self.shown) - self.k0
 
 
-class _Levels:
+class Levels:
     """The levels a deep walk's backtrace prints, in order, as (_Lines, k, label): all of them,
     the innermost N, the outermost N (the segments holding them kept until the walk ends),
     or up to GDB's `backtrace limit`.  ``last``: the _Lines of the segment the walk ended in;
@@ -161,7 +161,7 @@ def stream_text(head, rest, opts, aout_path, past_main, top_inlines, emit, colla
     BtOptions: GDB's settings, the levels asked for)."""
     style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
     out = _Collapser(collapse, emit, aout_path)
-    levels = _Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
+    levels = Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
     ctx = None
     for lines, k, label in levels:
         if ctx is None:
@@ -253,7 +253,7 @@ def stream_json(head, rest, opts, thread_num, tid, info, write, past_main, top_i
     """A deep walk's JSON line (the one format.walk_json makes), written out in pieces
     through ``write(text)``, segment by segment; ``info``: more keys for its end."""
     write(json.dumps({"thread": thread_num, "tid": tid})[:-1] + ', "frames": [')
-    levels = _Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
+    levels = Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
     sep, batch, at = "", [], None
     for lines, k, label in levels:
         if lines is not at and batch:

@@ -118,8 +118,8 @@ def test_help_and_settings(chain_prog):
     prog, stop = chain_prog
     out = gdb(prog, stop, "help swk-bt", "show swk frame-cap", "set swk frame-cap 3", "swk-bt -json",
               "set swk frame-cap 0", "show swk frame-cap", "show swk debug")
-    assert "Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] [-entry-values=MODE] " \
-        "[N | -N]" in "\n".join(section(out, 0))
+    assert "Usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-full]\n" \
+        "              [-frame-arguments=MODE] [-entry-values=MODE] [N | -N]" in "\n".join(section(out, 0))
     assert section(out, 1) == ["swk walks stop after 1000000 frames."]
     walk = json.loads(section(out, 3)[0])
     assert len(walk["frames"]) == 3 and walk["stop_reason"] == "frame cap of 3 reached"

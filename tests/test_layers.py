@@ -24,7 +24,7 @@ LAYERS = [
     ("services", ["unwind", "analysis", "symlookup", "locals"]),
     ("steppers", ["stepper", "steppergroup", "steppers"]),
     ("walker", ["walker"]),
-    ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream"]),
+    ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream", "merge", "flamegraph"]),
     ("frontends", ["frontend"]),
     ("backends", ["backends", "cli", "__main__"]),   # the command line is the core back-end's front end
 ]

@@ -864,3 +864,28 @@ def test_print_setting_options_equal_gdbs(entry, fargs):
         _fail([f"GDB printed {len(want)} lines, swk in LLDB {len(got)}"] +
               [f"  gdb: {w}\n  swk: {g}" for w, g in zip(want, got) if w != g],
               "--- gdb ---\n" + "\n".join(want) + "\n--- lldb swk-bt ---\n" + "\n".join(got))
+
+
+def test_merge_in_lldb_is_the_command_lines():
+    """swk-bt -merge in LLDB on the pool's core (tests/test_merge.py: the command line's tree
+    there is GDB's own thread apply all bt, merged): the same tree, node for node, by thread id."""
+    pool = T.build(["pool.c"], "pool-O2", ("-O2", "-g"), ("-pthread",))
+    core = T.make_core(pool, ["set pagination off", "break stop_here", "run 40"])
+    lines, out = _lines([f"target create {pool} --core {core}"], [], ["swk-bt -merge -json", "swk-bt -merge"])
+    assert "Traceback" not in out, out
+    cli = T.run_swk_cli(["bt", "--core", core, "--exe", pool, "--merge", "--json"])
+    assert cli.returncode == 0, cli.stdout
+
+    def nodes(top):
+        out, stack = {}, [((), n) for n in top["tree"]]
+        while stack:
+            path, n = stack.pop()
+            path += (n["function"], tuple(n.get("repeat") or ()))
+            out[path] = sorted(t for tids in n["tids"].values() for t in tids)
+            stack.extend((path, c) for c in n["children"])
+        return out
+    mine = json.loads(next(ln for ln in lines if ln.startswith("{")))
+    want = json.loads(cli.stdout.splitlines()[-1])
+    assert mine["count"] == want["count"] == 41, (mine["count"], want["count"])
+    assert nodes(mine) == nodes(want), "\n".join(lines)
+    assert any(ln.startswith("Merged stacks of 41 threads of process ") for ln in lines), "\n".join(lines)

@@ -18,7 +18,7 @@ from ..errors import SwkError
 from ..frame import FrameKind
 from ..linux.maps import read_proc_maps
 from ..walker import Walker
-from .flamegraph import write_svg
+from ..flamegraph import write_svg
 from .ptrace import PtraceProcessState, Tracer
 
 #: The library list is read again this often (seconds): a dlopen shows within it.

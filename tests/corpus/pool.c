@@ -1,10 +1,14 @@
 /* pool [N]: a thread pool of N workers (default 40) parked in two places, for swk-bt -unique
  * (tests/test_unique.py).  Workers with an odd id wait on a semaphore in odd_wait, those with an
  * even id on a condition variable in even_wait; each passes its own id down (arguments differ,
- * stacks do not).  main waits until every worker is about to block, then calls stop_here. */
+ * stacks do not).  main waits until every worker is about to block, then calls stop_here.
+ * `pool N park`: then prints "ready" and waits in pause() until killed (a live process for
+ * swk bt --pid, tests/test_merge.py). */
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static sem_t never;
@@ -56,5 +60,11 @@ int main(int argc, char **argv)
         usleep(1000);
     usleep(200000);             /* the last ones from "about to block" to blocked */
     stop_here(n);
+    if (argc > 2 && strcmp(argv[2], "park") == 0) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
     return 0;
 }

@@ -159,11 +159,16 @@ disable/enable unwinder global swk)."""
 class SwkBt(gdb.Command):
     """Print a backtrace found by swk's own stack walker.
 
-Usage: swk-bt [-json] [-all] [-compare] [-v] [-full] [-frame-arguments=MODE] [-entry-values=MODE] [N | -N]
+Usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-full]
+              [-frame-arguments=MODE] [-entry-values=MODE] [N | -N]
 
   N        show the innermost N frames; -N the outermost N.
   -all     walk every thread (also: thread apply all swk-bt).
   -unique  every thread, those with the same stack printed once, as a group.
+  -merge   every thread's stack merged into one call tree, outermost call first:
+           each node a function (-merge=line: a function at a line) with the count
+           and the numbers of the threads through it (LLNL STAT's call-prefix tree);
+           -svg=FILE also draws it; -v lists every thread.
   -json    one JSON line per thread: {"thread", "tid", "frames", "stop_reason"};
            frames carry level, pc, sp, fp, function, offset, library, file, line,
            stepper, trust and kind ("normal" or "signal").

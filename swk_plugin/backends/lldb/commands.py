@@ -25,6 +25,8 @@ LLDB's unwinder found too is LLDB's own line), each thread headed as in LLDB's b
   -gdb      GDB's bt lines instead (as swk-bt prints them in GDB).
   -all      every thread.
   -unique   every thread, those with the same stack once, as a group (GDB's lines).
+  -merge    every thread's stack merged into one call tree, outermost call first
+            (-merge=line: nodes are lines; -svg=FILE also draws it).
   -json     one JSON line per thread: thread, tid, frames, stop_reason.
   -compare  swk's frames beside LLDB's own unwinding, != where they differ.
   -v        also how each frame was found (stepper, trust), its sp and fp.

@@ -1,13 +1,15 @@
 """A flame graph, drawn by swk as one self-contained SVG (no flamegraph.pl needed).
 
-Stacks (outermost first) with their sample counts become a tree; each node is a box as
-wide as its samples, its children above it, hovering shows the full name and the counts
-(<title>).  Colours come from the function's name, so a function keeps its colour across
-graphs; boxes too narrow to label are drawn unlabelled, and those under a tenth of a pixel
-are left out, as flamegraph.pl does.
+Stacks (outermost first) with their sample counts become a tree (or a tree is given: the
+merged stacks of swk bt --merge, counting threads); each node is a box as wide as its count,
+its children above it, hovering shows the full name, the counts and the node's note
+(<title>: which threads).  Colours come from the function's name, so a function keeps its
+colour across graphs; boxes too narrow to label are drawn unlabelled, and those under a tenth
+of a pixel are left out, as flamegraph.pl does.
+
+hashlib and html are imported when a graph is drawn: `swk bt --core` imports this module
+(swk bt --merge --svg) and does not pay for them otherwise.
 """
-import hashlib
-from html import escape
 
 WIDTH = 1200
 ROW = 16
@@ -18,6 +20,7 @@ CHAR = 7.0          # an average glyph's width at FONT px
 
 
 def _tree(stacks):
+    """{tuple of names: count} as a tree of {"name", "count", "children": {name: node}}."""
     root = {"name": "all", "count": 0, "children": {}}
     for stack, n in stacks.items():
         root["count"] += n
@@ -36,13 +39,20 @@ def _depth(node):
 
 
 def _colour(name):
+    import hashlib
     h = hashlib.md5(name.encode("utf-8", "replace")).digest()
     return f"rgb({205 + h[0] % 50},{80 + h[1] % 120},{h[2] % 60})"
 
 
 def svg(stacks, title="Flame graph"):
     """The SVG text for ``stacks`` ({tuple of names: count})."""
-    root = _tree(stacks)
+    return svg_tree(_tree(stacks), title)
+
+
+def svg_tree(root, title="Flame graph", unit="samples"):
+    """The SVG text for a tree of {"name", "count", "children": {key: node}, "note" (optional:
+    more words for its hover text)}; children are drawn in the order of their keys."""
+    from html import escape
     total = max(root["count"], 1)
     depth = _depth(root)
     height = depth * ROW + 3 * PAD + FONT
@@ -60,7 +70,8 @@ def svg(stacks, title="Flame graph"):
         y = height - PAD - (level + 1) * ROW
         pct = node["count"] * 100 / total
         label = escape(node["name"])
-        out.append(f'<g><title>{label} ({node["count"]} samples, {pct:.2f}%)</title>'
+        note = f': {node["note"]}' if node.get("note") else ""
+        out.append(f'<g><title>{label} ({node["count"]} {unit}, {pct:.2f}%){escape(note)}</title>'
                    f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 1}" rx="2" '
                    f'fill="{_colour(node["name"]) if level else "rgb(230,230,230)"}"/>')
         fits = int((w - 4) // CHAR)
@@ -69,7 +80,7 @@ def svg(stacks, title="Flame graph"):
             out.append(f'<text x="{x + 3:.2f}" y="{y + ROW - 4}">{escape(text)}</text>')
         out.append("</g>")
         cx = x
-        for child in sorted(node["children"].values(), key=lambda c: c["name"]):
+        for _key, child in sorted(node["children"].items()):
             draw(child, cx, level + 1)
             cx += child["count"] * scale
 
