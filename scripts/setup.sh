@@ -14,7 +14,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # AArch64 (tests/test_aarch64*.py): the versioned cross compilers (the unversioned gcc-aarch64-linux-gnu
 # conflicts with gcc-multilib), their binutils and C library (sysroot /usr/aarch64-linux-gnu), qemu-user
 # and gdb-multiarch.
-PKGS="gdb gcc g++ gcc-12-multilib g++-12-multilib libc6-dev linux-libc-dev binutils elfutils python3 python3-venv python3.11 python3.11-venv libpython3.11-dev libc6-dbg python3.11-dbg libstdc++6-12-dbg lua5.4 liblua5.4-0-dbg lldb-22 python3-lldb-22 nodejs perl tcl sqlite3 xz-utils gzip bash strace gcc-12-aarch64-linux-gnu g++-12-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross qemu-user gdb-multiarch"
+PKGS="gdb time gcc g++ gcc-12-multilib g++-12-multilib libc6-dev linux-libc-dev binutils elfutils python3 python3-venv python3.11 python3.11-venv libpython3.11-dev libc6-dbg python3.11-dbg libstdc++6-12-dbg lua5.4 liblua5.4-0-dbg lldb-22 python3-lldb-22 nodejs perl tcl sqlite3 xz-utils gzip bash strace gcc-12-aarch64-linux-gnu g++-12-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross qemu-user gdb-multiarch"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -8,7 +8,10 @@
     swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
 """
 import argparse
+import gc
+import io
 import os
+import signal
 import sys
 
 from .backends.core import CoreProcessState
@@ -136,9 +139,10 @@ def _sink(out):
     return sink
 
 
-def _walk_process(args, opts, walker, what, out, tree, nth, info=None):
+def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=True):
     """Print (or, ``tree``: merge) the threads of one process; ``nth``: its place among several
-    (None: the only one), which heads its threads with the process."""
+    (None: the only one), which heads its threads with the process; ``parallel``: its memory
+    does not change (a core, copies), so many threads may be walked by several processes."""
     ps = walker.process_state
     tids = ps.get_thread_ids()
     if args.thread is not None:
@@ -153,7 +157,98 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None):
             out.write(("\n" if nth else "") + f"Process {pid or '?'} ({ps.get_executable_path() or '?'}):\n")
         info = _with_pid(pid, info)
     # every thread of a process is headed, as GDB's thread apply all does
+    workers = _workers(len(tids), opts, parallel)
+    if workers > 1:
+        return _run_shared(walker, tids, opts, out, info, workers)
     run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
+
+
+#: Threads a process has before their walks are shared among forked workers: fewer are done
+#: before the workers would have started.
+PARALLEL_MIN = 48
+
+
+def _workers(n, opts, parallel):
+    """How many processes walk ``n`` threads: one, unless their memory is read-only (a core,
+    the copies of a process let go) and there are enough of them and processors to share."""
+    if not parallel or opts.unique or opts.merge or n < 2:
+        return 1
+    forced = os.environ.get("SWK_WORKERS", "")
+    if forced.isdigit() and int(forced) > 0:        # SWK_WORKERS=N: that many (1: none)
+        return min(int(forced), n)
+    if n < PARALLEL_MIN:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8, n // (PARALLEL_MIN // 2)))
+
+
+def _run_shared(walker, tids, opts, out, info, workers):
+    """The threads' walks and text shared among ``workers`` processes: the first thread is
+    walked here (what every walk needs, read once and inherited), then the others in
+    contiguous shares, each forked worker's text sent back through a pipe and printed in
+    thread order; this process walks the first share itself."""
+    run_bt(walker, tids[:1], opts, _sink(out), headers=True, thread_info=info, write=out.write)
+    rest = tids[1:]
+    cuts = [1 + len(rest) * k // workers for k in range(workers + 1)]
+    children = []
+    try:
+        for k in range(1, workers):
+            children.append(_fork_share(walker, tids[cuts[k]:cuts[k + 1]], cuts[k], opts, info))
+        run_bt(walker, tids[cuts[0]:cuts[1]], opts, _sink(out), headers=True, thread_info=info,
+               write=out.write, first=cuts[0])
+        while children:
+            pid, fd = children[0]
+            with os.fdopen(fd, "rb") as f:
+                data = f.read()
+            os.waitpid(pid, 0)
+            children.pop(0)
+            text = data[1:].decode("utf-8", "surrogateescape")
+            if data[:1] != b"0":
+                raise SwkError(text or "swk: a worker walking threads ended without a word")
+            out.write(text)
+    finally:
+        for pid, fd in children:        # on an error or Ctrl-C: none is left behind
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _fork_share(walker, tids, first, opts, info):
+    """(pid, read end): a forked worker printing ``tids`` (the ``first``-th on) into a pipe,
+    "0" and its text, or "1" and one line saying what went wrong."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(w)
+        return pid, r
+    os.close(r)
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)      # the parent says what happened
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        buf = io.StringIO()
+        run_bt(walker, tids, opts, _sink(buf), headers=True, thread_info=info, write=buf.write, first=first)
+        data = b"0" + buf.getvalue().encode("utf-8", "surrogateescape")
+    except SwkError as exc:
+        data = b"1" + str(exc).encode("utf-8", "surrogateescape")
+    except BaseException as exc:   # noqa: B036 - one line back to the parent, never a traceback
+        data = b"1" + f"swk: internal error: {exc.__class__.__name__}: {exc}".encode("utf-8", "surrogateescape")
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+    except OSError:
+        code = 1
+    os._exit(code)
 
 
 def _with_pid(pid, info):
@@ -204,11 +299,17 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
             if stopped or snap is None or snap.pause is None:
                 return None
             return {"pause_us": round(snap.pause * 1e6)}
-        _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), f"process {pid}", out, tree, nth, info)
+        _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), f"process {pid}", out, tree, nth, info,
+                      parallel=not stopped)
 
 
 def main(argv=None, out=None):
     out = out or sys.stdout
+    # one command, then the process ends: Python's cyclic collector would only go through
+    # every object of the walks again (a third of a second after 1,000 threads); reference
+    # counting frees what matters, and a deep walk collects its segments' cycles itself
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         args = build_parser().parse_args(argv)
         if args.command == "bt":
@@ -229,3 +330,6 @@ def main(argv=None, out=None):
     except Exception as exc:  # a clear line, never a traceback
         print(f"swk: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 3
+    finally:
+        if collecting:          # as it was, for a caller in the same process
+            gc.enable()

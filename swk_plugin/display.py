@@ -8,6 +8,7 @@ Frames); this layer only reads debug information about them.
 from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
+from .locals.plans import BOOL, POINTERS, PTR_AGGREGATE
 from .unwind.apply import frame_cfa
 from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_reading, frame_scopes,
                             level_of, register_view)
@@ -103,12 +104,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
         args, locals_ = var_plans(lib.module, shown.scope, addr)
     except Exception:
         return None
-    ctx = walk.derived.get("vars-ctx")
-    if ctx is None:   # once per walk: the libraries as (module, bias) and GDB's <symbol> printer
-        libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()
-                     if lib.module is not None]
-        ctx = walk.derived["vars-ctx"] = (libraries, make_symbolizer(libraries))
-    libraries, symbolize = ctx
+    libraries, symbolize = vars_context(walk, ps)
     entry = LazyEntryRegs(walk, shown.index, shown.outermost)
     reg_size = ps.arch.reg_size
     level = shown.index
@@ -159,8 +155,8 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
             except Exception:
                 pass
             return {"name": var.name, "type": None, "value": value_text(vv, ps.read_memory)}
-        if plan is not None and fmt is None:
-            fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry)
+        if plan is not None and fmt is None and not (pointers and plan[3] == PTR_AGGREGATE):
+            fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry, symbolize)
             if fast is not None:
                 return fast
         tname = None
@@ -230,12 +226,12 @@ def _same_referent(ps, ev, referent):
 
 
 def line_args_text(shown, walk):
-    """A frame line's argument list, "(n=n@entry=5)", as _args_text makes it from
-    variables(shown, walk, summary_args=True, args_only=True), when every argument is a
-    plain integer with a plan (a register or CFA+N: a release build's usual frame line);
-    None otherwise, and variables() then says it.  The plans are compiled once per
-    (scope, pc) into what the line needs and nothing else: a deep stack's text is this,
-    thousands of times."""
+    """A frame line's argument list, "(n=n@entry=5, p=0x4010 <buf>)", as _args_text makes it
+    from variables(shown, walk, summary_args=True, args_only=True), when every argument is a
+    plain integer or pointer with a plan (a register or CFA+N: a release build's usual frame
+    line); None otherwise, and variables() then says it.  The plans are compiled once per
+    (scope, pc) into what the line needs and nothing else: a deep stack's text, or a thousand
+    threads', is this, thousands of times."""
     scope = shown.scope
     if scope is None:
         return None
@@ -253,48 +249,96 @@ def line_args_text(shown, walk):
         return None
     regs = frame.regs
     entry = None
+    symbolize = None
     parts = []
-    for kind, name, where, full, sign, entry_reg in plan:
-        if kind == "cfa":
+    for where, name, loc, size, vkind, entry_reg in plan:
+        if vkind in POINTERS:
+            if vkind == PTR_AGGREGATE and getattr(getattr(frame.walker, "value_printer", None), "pointers", False):
+                return None                   # the debugger's printers may take it
+            if symbolize is None:
+                symbolize = vars_context(walk, ps)[1]
+        if where == "entry":                  # the register's value on entry: x=x@entry=V
+            if entry is None:
+                entry = entry_regs(walk, shown.index, shown.outermost)
+            v = entry.get(loc) if entry else None
+            if v is None and loc not in getattr(entry, "errors", {}):
+                parts.append(f"{name}=<optimized out>")      # no call site says: nor does GDB
+                continue
+            if v is None or type(v) is not int:
+                return None                   # the general path says what went wrong
+            parts.append(f"{name}={name}@entry={plain_text(_low(v, size, vkind), vkind, symbolize)}")
+            continue
+        if where == "cfa":
             cfa = frame_cfa(frame, ps)
             if cfa is None:
                 return None
             try:
-                data = ps.read_memory((cfa + where) & ps.arch.address_mask, full)
+                data = ps.read_memory((cfa + loc) & ps.arch.address_mask, size)
             except Exception:
                 return None                   # the general path says what went wrong
-            v = int.from_bytes(data, "little", signed=bool(sign))
-            if entry_reg is None:
-                parts.append(f"{name}={v}")
-                continue
-            full, sign = 1 << (8 * full), (1 << (8 * full - 1)) if sign else 0
+            v = int.from_bytes(data, "little")
+        elif where == "const":
+            v = loc
         else:
-            v = regs.get(where)
+            v = regs.get(loc)
             if v is None or type(v) is not int:
                 return None
-            v &= full - 1
-            if sign and v & sign:
-                v -= full
+        v = _low(v, size, vkind)
+        text = plain_text(v, vkind, symbolize)
         if entry_reg is not None:
             if entry is None:
                 entry = entry_regs(walk, shown.index, shown.outermost)
             e = entry.get(entry_reg) if entry else None
+            if e is None and entry_reg in getattr(entry, "errors", {}):
+                return None                   # the general path prints the error
             if e is not None:
                 if type(e) is not int:
                     return None
-                e &= full - 1
-                if sign and e & sign:
-                    e -= full
-                parts.append(f"{name}={name}@entry={v}" if e == v else f"{name}={v}, {name}@entry={e}")
+                e = _low(e, size, vkind)
+                parts.append(f"{name}={name}@entry={text}" if e == v else
+                             f"{name}={text}, {name}@entry={plain_text(e, vkind, symbolize)}")
                 continue
-        parts.append(f"{name}={v}")
+        parts.append(f"{name}={text}")
     return "(" + ", ".join(parts) + ")"
 
 
+def _low(v, size, vkind):
+    """``v``'s low ``size`` bytes as a value of plain kind ``vkind`` reads them (a signed
+    integer's negative)."""
+    bits = 8 * size
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if vkind is True and v >> (bits - 1) else v
+
+
+def plain_text(v, vkind, symbolize=None):
+    """A plain value (plans.plain_kind) as GDB prints it under its defaults: an integer in
+    decimal, a bool true / false, a pointer its hex and <symbol> where one holds it (`print
+    symbol` is on; a function pointer always names its function)."""
+    if vkind is True or vkind is False:
+        return str(v)
+    if vkind == BOOL:
+        return "true" if v == 1 else "false" if v == 0 else str(v)
+    try:
+        sym = symbolize(v) if symbolize is not None else None
+    except Exception:
+        sym = None
+    return f"0x{v:x} <{sym}>" if sym else f"0x{v:x}"
+
+
+def vars_context(walk, ps):
+    """(the libraries as (module, bias), GDB's <symbol> printer over them): once per walk."""
+    ctx = walk.derived.get("vars-ctx")
+    if ctx is None:
+        libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()
+                     if lib.module is not None]
+        ctx = walk.derived["vars-ctx"] = (libraries, make_symbolizer(libraries))
+    return ctx
+
+
 def _line_plan(module, scope, addr, arch):
-    """line_args_text's plan at a scope and unbiased address: per argument ("cfa", name,
-    offset, size, signed, None) or ("reg", name, register, 2**bits, sign bit or 0,
-    entry register or None); None where an argument needs the general path."""
+    """line_args_text's plan at a scope and unbiased address: per argument (where, name,
+    location, size, plain kind, entry register or None), where and location as
+    plans.var_plans says; None where an argument needs the general path."""
     try:
         args = var_plans(module, scope, addr)[0]
     except Exception:
@@ -303,39 +347,39 @@ def _line_plan(module, scope, addr, arch):
     for var, plan, _tname in args:
         if plan is None:
             return None
-        if plan[0] == "cfa":
-            _kind, off, size, signed, entry_reg = plan
-            out.append(("cfa", var.name, off, size, signed, entry_reg))
-            continue
-        _kind, reg, size, signed, entry_reg = plan
-        if size > arch.reg_size(reg) or (isinstance(entry_reg, int) and size > arch.reg_size(entry_reg)):
+        where, loc, size, vkind, entry_reg = plan
+        if where in ("reg", "entry") and size > arch.reg_size(loc):
             return None
-        bits = 8 * size
-        out.append(("reg", var.name, reg, 1 << bits, (1 << (bits - 1)) if signed else 0, entry_reg))
+        if isinstance(entry_reg, int) and size > arch.reg_size(entry_reg):
+            return None
+        out.append((where, var.name, loc, size, vkind, entry_reg))
     return tuple(out)
 
 
-def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):
-    """A plain integer's line entry from its plan (plans.var_plans), as the general path
-    would print it, or None where that path must say more (a register the walk did not
-    recover, unreadable memory, an entry value in bytes)."""
-    if plan[0] == "cfa":
+def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=None):
+    """A plain integer's, bool's or pointer's line entry from its plan (plans.var_plans), as
+    the general path would print it, or None where that path must say more (a register the
+    walk did not recover, unreadable memory, an entry value in bytes)."""
+    where, loc, size, vkind, entry_reg = plan
+    if where == "cfa":
         if cfa is None:
             return None
-        _kind, off, size, signed, entry_reg = plan
         try:
-            data = ps.read_memory((cfa + off) & mask, size)
+            data = ps.read_memory((cfa + loc) & mask, size)
         except Exception:
             return None                       # the general path says what went wrong
         v = int.from_bytes(data, "little")
-    else:
-        _kind, reg, size, signed, entry_reg = plan
-        v = regs.get(reg)
-        if v is None or not isinstance(v, int) or size > reg_size(reg):
-            return None
-    bits = 8 * size
-    v &= (1 << bits) - 1
-    out = {"name": var.name, "type": tname, "value": str(v - (1 << bits) if signed and v >> (bits - 1) else v)}
+    elif where == "const":
+        v = loc
+    else:                                     # a register, or its value on entry (x=x@entry=V)
+        v = (entry.get(loc) if entry else None) if where == "entry" else regs.get(loc)
+        if v is None and where == "entry" and loc not in getattr(entry, "errors", {}):
+            # no call site says what it was: nor does GDB
+            return {"name": var.name, "type": tname, "value": "<optimized out>", "lost": True}
+        if v is None or not isinstance(v, int) or size > reg_size(loc):
+            return None                       # the general path says what went wrong
+    v = _low(v, size, vkind)
+    out = {"name": var.name, "type": tname, "value": plain_text(v, vkind, symbolize)}
     if entry_reg is not None and (entry or getattr(entry, "errors", None)):
         e = entry.get(entry_reg)
         if e is None and entry_reg in getattr(entry, "errors", {}):
@@ -343,8 +387,8 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry):
         if e is not None:
             if not isinstance(e, int) or (isinstance(entry_reg, int) and size > reg_size(entry_reg)):
                 return None
-            e &= (1 << bits) - 1
-            out["entry"] = str(e - (1 << bits) if signed and e >> (bits - 1) else e)
+            e = _low(e, size, vkind)
+            out["entry"] = plain_text(e, vkind, symbolize)
             out["entry_same"] = e == v
     return out
 

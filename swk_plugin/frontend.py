@@ -32,8 +32,16 @@ class NativeBacktrace(namedtuple("NativeBacktrace", "debugger frames hidden", de
     __slots__ = ()
 
 
-def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
-           thread_info=None, top_inlines=None, lines_for=None, write=None):
+def run_bt(walker, tids, opts, sink, **kw):
+    """Print swk-bt for ``tids`` through ``sink(lines)`` (_run_bt), Python's cyclic collector
+    held off for all of it: run after each thread, it went through every object of the
+    walks before again (a fifth of the time of 1,000 threads)."""
+    with collector_paused():
+        return _run_bt(walker, tids, opts, sink, **kw)
+
+
+def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,
+            thread_info=None, top_inlines=None, lines_for=None, stream_for=None, write=None, first=0):
     """Print swk-bt for ``tids`` through ``sink(lines)``.
 
     ``opts``: options.BtOptions.  ``headers``: head each thread "Thread N (LWP tid):"
@@ -46,8 +54,11 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     ``top_inlines(tid)``: how many inlined calls at the top frame's pc the debugger shows
     (None: all), so that swk-bt's levels are the debugger's.  ``lines_for(walk, tid)``: a
     debugger's own text of a walk, its thread header included (LLDB's frame-format), for
-    the text that is neither JSON nor -compare.  ``write(text)``: where a deep walk's JSON line
-    goes in pieces as it is found (None: it is made whole, then given to ``sink``).
+    the text that is neither JSON nor -compare; ``stream_for(head, rest, tid, emit, collapse,
+    top_inlines)``: the same for a walk printed as it is found (below), None: such walks are
+    walked whole for lines_for.  ``write(text)``: where a deep walk's JSON line
+    goes in pieces as it is found (None: it is made whole, then given to ``sink``).  ``first``:
+    how many threads were printed before these (by another call: a share of the threads).
 
     A walk deeper than stream.SEGMENT frames is printed as it is found, in segments
     (stream.py): its frames are not all kept.
@@ -65,9 +76,9 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
     limit = opts.limit if opts.limit and opts.limit > 0 else None
     collapse = getattr(opts, "collapse", DEFAULT_COLLAPSE)
     del walker.stepper_errors[:]
-    for i, tid in enumerate(tids):
+    for i, tid in enumerate(tids, first):
         num, os_tid = ps.thread_label(tid)
-        whole = opts.compare or (lines_for is not None and not opts.json)
+        whole = opts.compare or (lines_for is not None and stream_for is None and not opts.json)
         try:
             if whole:
                 walk, rest = walker.walk_stack(tid, max_frames=limit), None
@@ -92,8 +103,11 @@ def run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=Non
         if rest is None and not opts.json and not whole and collapse is not None and len(walk) > collapse:
             rest = WalkRest.after(walk)          # a run may be longer than collapse: printed as a stream
         if rest is not None:
-            sink(lines)
             with collector_paused():
+                if stream_for is not None and not opts.json:
+                    stream_for(walk, rest, tid, sink, collapse, tops)
+                    continue
+                sink(lines)
                 if opts.json:
                     _stream_json(walk, rest, opts, num, os_tid, info, sink, write, past_main, tops)
                 else:

@@ -14,6 +14,7 @@ from .format import frame_info, pc_width, select_levels
 from .frame import FrameKind
 from .lldbformat import render
 from .locals.lldbvalue import format_lldb_value
+from .stream import DEFAULT_COLLAPSE, Collapser, Levels
 
 #: the thread's selected frame is marked as LLDB's bt marks it
 SELECTED, OTHER = "  * ", "    "
@@ -28,28 +29,64 @@ def lldb_walk_lines(walk, opts, nodes, native_line=None, selected=0):
     width = pc_width(walk)
     out = []
     for i in levels:
-        sf = shown[i]
-        pc = lldb_pc(shown, i)
-        line = native_line(i, sf, pc) if native_line is not None else None
-        if line is None:
-            line = render(nodes, _resolver(walk, sf, i, width, pc))
-        line = line.rstrip("\n")
-        if opts.verbose:
-            info = frame_info(sf.frame, i, sf)
-            how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
-            past = "".join(f"; past {why}" for why in info["overruled"])
-            line += f"  [{info['trust']}: {how}{past}] sp=0x{info['sp']:x} fp=0x{info['fp']:x}"
-        out.append((SELECTED if i == selected else OTHER) + line)
-        if opts.full and sf.scope is not None:
-            found = variables(sf, walk)
-            for v in (found[1] if found else ()):
-                out.append(f"        {v['name']} = {v['value']}")
+        out.extend(lldb_level_lines(walk, shown, i, i, opts, nodes, width, native_line, selected))
     if (levels and levels[-1] < len(shown) - 1) or walk.limited:
         pass                                 # LLDB's bt N says nothing of the frames not asked for
-    elif not walk.complete:
-        why = walk.stop_reason if opts.verbose or not walk.gdb_stop_reason else walk.gdb_stop_reason
-        out.append(f"    Backtrace stopped: {why}")
+    else:
+        out.extend(_stopped(walk, opts))
     return out
+
+
+def _stopped(walk, opts):
+    if walk.complete:
+        return []
+    why = walk.stop_reason if opts.verbose or not walk.gdb_stop_reason else walk.gdb_stop_reason
+    return [f"    Backtrace stopped: {why}"]
+
+
+def lldb_level_lines(walk, shown, i, level, opts, nodes, width, native_line=None, selected=0):
+    """The lines of level ``i`` of ``shown`` (numbered ``level``): its frame line, and with
+    -full its locals."""
+    sf = shown[i]
+    pc = lldb_pc(shown, i)
+    line = native_line(level, sf, pc) if native_line is not None else None
+    if line is None:
+        line = render(nodes, _resolver(walk, sf, level, width, pc))
+    line = line.rstrip("\n")
+    if opts.verbose:
+        info = frame_info(sf.frame, level, sf)
+        how = info["stepper"] or ("call sites" if info["trust"] == "tailcall" else "registers")
+        past = "".join(f"; past {why}" for why in info["overruled"])
+        line += f"  [{info['trust']}: {how}{past}] sp=0x{info['sp']:x} fp=0x{info['fp']:x}"
+    out = [(SELECTED if level == selected else OTHER) + line]
+    if opts.full and sf.scope is not None:
+        found = variables(sf, walk)
+        for v in (found[1] if found else ()):
+            out.append(f"        {v['name']} = {v['value']}")
+    return out
+
+
+def lldb_stream_lines(head, rest, opts, nodes, top_inlines, emit, collapse=DEFAULT_COLLAPSE, selected=0):
+    """A deep walk in LLDB's frame-format, printed as it is found (stream.py), every line
+    swk's own (LLDB is not asked to unwind so deep a stack: 262,000 frames take it seconds
+    and memory of its own); a run of more than ``collapse`` frames alike is one line, as
+    swk-bt's GDB lines collapse it."""
+    levels = Levels(head, rest, opts, True, top_inlines)
+    width = []
+
+    def text(lines, k, label):
+        if not width:
+            width.append(pc_width(lines.walk))
+        return lldb_level_lines(lines.walk, lines.shown, k, label, opts, nodes, width[0], None, selected)
+
+    def about(sf, skipped):
+        where = f" at {os.path.basename(sf.file)}:{sf.line}" if sf.file else ""
+        return f"{OTHER}[\u2026 {skipped} more frames of {sf.name or '??'}{where} \u2026]"
+    out = Collapser(collapse, emit, text, about)
+    for lines, k, label in levels:
+        out.level(lines, k, label)
+    last = levels.last
+    out.end([] if levels.more or last.walk.limited else _stopped(last.walk, opts))
 
 
 def lldb_pc(shown, i):
@@ -121,4 +158,4 @@ def _resolver(walk, sf, level, width, pc):
     return resolve
 
 
-__all__ = ["lldb_walk_lines", "SELECTED", "OTHER"]
+__all__ = ["lldb_walk_lines", "lldb_level_lines", "lldb_stream_lines", "SELECTED", "OTHER"]

@@ -160,25 +160,35 @@ def stream_text(head, rest, opts, aout_path, past_main, top_inlines, emit, colla
     """Print a deep walk's text through ``emit(lines)``, segment by segment (``opts``: a
     BtOptions: GDB's settings, the levels asked for)."""
     style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
-    out = _Collapser(collapse, emit, aout_path)
     levels = Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
-    ctx = None
+    ctx = []
+
+    def text(lines, k, label):
+        if not ctx:
+            ctx.append(text_context(lines.walk, opts.verbose, aout_path, opts.full, style))
+        return level_lines(lines.walk, lines.shown, k, label, ctx[0])
+
+    def about(sf, skipped):
+        lib = sf.frame.library
+        where = (f" at {sf.file}:{sf.line}" if sf.file else
+                 f" from {lib.name}" if lib is not None and lib.name != aout_path else "")
+        return f"[\u2026 {skipped} more frames of {sf.name or '??'} (){where} \u2026]"
+    out = Collapser(collapse, emit, text, about)
     for lines, k, label in levels:
-        if ctx is None:
-            ctx = text_context(lines.walk, opts.verbose, aout_path, opts.full, style)
-        out.level(lines, k, label, ctx)
+        out.level(lines, k, label)
     last = levels.last
     out.end(trailer_lines(last.walk, levels.more, last.cut, opts.verbose, limited=last.walk.limited))
 
 
-class _Collapser:
+class Collapser:
     """Levels out, grouped by frame (a physical frame's levels, its inlined calls first, and
     the tail-call frames between it and its caller); a run of more than ``limit`` groups alike
     (the same functions at the same pcs) printed as its first group and one line for the
-    others (None: every level printed)."""
+    others (None: every level printed).  ``text(lines, k, label)``: a level's lines;
+    ``about(shown, skipped)``: the line for a collapsed run (its first group's frame)."""
 
-    def __init__(self, limit, emit, aout_path):
-        self.limit, self.emit, self.aout_path = limit, emit, aout_path
+    def __init__(self, limit, emit, text, about):
+        self.limit, self.emit, self.text, self.about_line = limit, emit, text, about
         self.group = []          # (lines, k, label) of the frame being gathered
         self.physical = None     # its physical frame
         self.key = None
@@ -188,10 +198,9 @@ class _Collapser:
         self.skipped = 0         # levels of a collapsed run left out
         self.about = None        # the run's frame, for the line that replaces it
 
-    def level(self, lines, k, label, ctx):
-        self.ctx = ctx
+    def level(self, lines, k, label):
         if self.limit is None:
-            self.emit(level_lines(lines.walk, lines.shown, k, label, ctx))
+            self.emit(self.text(lines, k, label))
             return
         sf = lines.shown[k]
         # a group: a physical frame's levels (its inlined calls first) and the tail-call
@@ -225,16 +234,12 @@ class _Collapser:
     def _text(self, group):
         out = []
         for lines, k, label in group:
-            out.extend(level_lines(lines.walk, lines.shown, k, label, self.ctx))
+            out.extend(self.text(lines, k, label))
         return out
 
     def _flush(self):
         if self.collapsed:
-            sf = self.about
-            lib = sf.frame.library
-            where = (f" at {sf.file}:{sf.line}" if sf.file else
-                     f" from {lib.name}" if lib is not None and lib.name != self.aout_path else "")
-            self.emit([f"[\u2026 {self.skipped} more frames of {sf.name or '??'} (){where} \u2026]"])
+            self.emit([self.about_line(self.about, self.skipped)])
         else:
             for _n, held in self.held:
                 self.emit(held)

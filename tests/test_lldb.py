@@ -889,3 +889,29 @@ def test_merge_in_lldb_is_the_command_lines():
     assert mine["count"] == want["count"] == 41, (mine["count"], want["count"])
     assert nodes(mine) == nodes(want), "\n".join(lines)
     assert any(ln.startswith("Merged stacks of 41 threads of process ") for ln in lines), "\n".join(lines)
+
+
+def test_stack_overflow_in_lldb():
+    """The 8 MiB stack overflow's core (262,000 frames of rec_plain: tests/test_deep.py) in LLDB:
+    swk-bt in LLDB's own format reaches main, each level numbered as rec_plain's own counter
+    says (main called rec_plain(1): frame #0's n is main's level), the recursion one line;
+    swk-bt -gdb prints the command line's lines (tests/test_deep.py: equal to GDB's bt)."""
+    exe = T.build(["overflow.c"], "overflow-O2", ("-O2", "-g"))
+    core = T.make_core(exe, ("run 8192 plain",), timeout=600)
+    out = run_lldb(lldb_argv([f"target create {exe} --core {core}"], [], marked(["swk-bt", "swk-bt -gdb"])),
+                   timeout=900)
+    lines = [ln for ln in between(out, open_end=True) if ln.strip() and not ln.startswith("(lldb)")]
+    assert "Traceback" not in out and not any(ln.startswith("error:") for ln in lines), out[-3000:]
+    top = next(re.match(r"\s*\* frame #0: 0x[0-9a-f]+ \S+`rec_plain\(n=(\d+)\)", ln) for ln in lines
+               if "frame #0:" in ln)
+    assert top, "\n".join(lines[:5])
+    depth = int(top.group(1))
+    assert depth > 200_000, depth
+    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+", ln)
+               for ln in lines), "\n".join(lines[:12])
+    assert any(re.fullmatch(r"\s+\[\u2026 \d+ more frames of rec_plain at overflow\.c:\d+ \u2026\]", ln)
+               for ln in lines), "\n".join(lines[:12])
+    gdb_lines = [ln for ln in lines if ln.startswith(("#", "[\u2026"))]
+    cli = T.run_swk_cli(["bt", "--core", core, "--exe", exe], timeout=900)
+    assert cli.returncode == 0, cli.stdout[-2000:]
+    assert gdb_lines == [ln for ln in cli.stdout.splitlines() if ln.startswith(("#", "[\u2026"))]

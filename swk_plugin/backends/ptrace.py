@@ -18,6 +18,7 @@ import errno
 import os
 import signal
 import time
+from bisect import bisect_right
 
 from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..elf.header import ElfHeader
@@ -87,6 +88,7 @@ class Tracer:
         self.pid = pid
         self.arch = arch or process_architecture(pid)
         self.threads = {}            # tid -> ThreadSnapshot of the last stop
+        self.captures = 0            # how many times the threads were captured (snapshots changed)
         self.seized = []             # tids attached, in order
         self.stopped = set()         # tids in a ptrace-stop now
         self.gone = set()            # tids that exited while attached
@@ -225,6 +227,9 @@ class Tracer:
     def capture(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, notes=True):
         """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread."""
         rs = self.arch.regsets
+        self.captures += 1
+        regions = sorted(regions or (), key=lambda r: r.start)
+        starts = [r.start for r in regions]
         for tid in list(self.stopped):
             snap = self.threads[tid]
             try:
@@ -244,19 +249,19 @@ class Tracer:
                 if data:
                     snap.notes[note] = data
             if stack_bytes:
-                self._copy_stack(snap, stack_bytes, regions)
+                self._copy_stack(snap, stack_bytes, regions, starts)
 
-    def _copy_stack(self, snap, stack_bytes, regions):
+    def _copy_stack(self, snap, stack_bytes, regions, starts):
         sp = snap.regs.get(self.arch.sp)
         if sp is None:
             return
         lo = max(0, sp - RED_ZONE)
         end = lo + stack_bytes
-        for r in regions or ():
-            if r.start <= sp < r.end:
-                lo, end = max(r.start, lo), min(r.end, end)
-                snap.stack_end = r.end
-                break
+        i = bisect_right(starts, sp) - 1          # the mapping holding sp, if any
+        if i >= 0 and sp < regions[i].end:
+            r = regions[i]
+            lo, end = max(r.start, lo), min(r.end, end)
+            snap.stack_end = r.end
         snap.stack_base = lo
         snap.stack = self.memory.read(lo, end - lo)
 
@@ -280,12 +285,19 @@ class PtraceProcessState(ProcessState):
         self.live_stacks = live_stacks
         self._maps = read_proc_maps(tracer.pid)
         self.live_reads_in_stacks = 0
+        self._stack_index = None
+        self._tids = None             # (what they were made from, thread ids, {tid: number})
         self.library_state = PtraceLibraryState(self)
 
     # --- threads and registers -----------------------------------------------------------
     def get_thread_ids(self):
-        return [t for t in self.tracer.seized if t in self.tracer.threads and self.tracer.threads[t].regs] or \
-            [t for t, s in self.tracer.threads.items() if s.regs]
+        key = (self.tracer.captures, len(self.tracer.seized), len(self.tracer.threads))
+        if self._tids is None or self._tids[0] != key:
+            threads = self.tracer.threads
+            tids = [t for t in self.tracer.seized if t in threads and threads[t].regs] or \
+                [t for t, s in threads.items() if s.regs]
+            self._tids = (key, tids, {t: i + 1 for i, t in enumerate(tids)})
+        return list(self._tids[1])
 
     def get_default_thread(self):
         tids = self.get_thread_ids()
@@ -334,16 +346,27 @@ class PtraceProcessState(ProcessState):
     def read_raw(self, addr, size):
         if not self.live_stacks:
             end = addr + size
-            for snap in self.tracer.threads.values():
+            bases, snaps = self._stacks()
+            i = bisect_right(bases, addr) - 1
+            # the copy at or below addr, and the one after it (a read that runs into it)
+            for snap in snaps[max(i, 0):i + 2]:
                 lo, hi = snap.stack_base, snap.stack_base + len(snap.stack)
                 if lo <= addr and end <= hi:
                     return snap.stack[addr - lo:end - lo]
                 if addr < hi and end > lo:
                     return self._merged(addr, size, snap, lo, hi)
-                if snap.stack and hi <= addr < snap.stack_end:
+                if hi <= addr < snap.stack_end:
                     self.live_reads_in_stacks += 1       # deeper than the copy: read it live
                     break
         return self._live(addr, size)
+
+    def _stacks(self):
+        """The threads' stack copies sorted by address ([bases], [snapshots]), made again
+        after each capture: a read finds its copy by bisection, not by trying every thread."""
+        if self._stack_index is None or self._stack_index[0] != self.tracer.captures:
+            snaps = sorted((s for s in self.tracer.threads.values() if s.stack), key=lambda s: s.stack_base)
+            self._stack_index = (self.tracer.captures, [s.stack_base for s in snaps], snaps)
+        return self._stack_index[1:]
 
     def _live(self, addr, size):
         try:
@@ -374,8 +397,8 @@ class PtraceProcessState(ProcessState):
 
     def thread_label(self, tid):
         """(1-based number in the process's thread order, as GDB numbers them, tid)."""
-        tids = self.get_thread_ids()
-        return (tids.index(tid) + 1 if tid in tids else None), tid
+        self.get_thread_ids()
+        return self._tids[2].get(tid), tid
 
     def get_executable_path(self):
         try:

@@ -49,11 +49,13 @@ class SelfCapture:
         self.arch = arch or host_architecture()
         self.threads = {}
         self.seized = []
+        self.captures = 0             # as a Tracer's: how many times the snapshots changed
         self.fp = {}                  # tid -> {DWARF regno: bytes}, from the signal's fpstate
         self.memory = ptrace.MemoryReader(self.pid)
 
     def capture(self, stack_bytes=DEFAULT_STACK_BYTES):
         """Copy the calling thread's registers and stack (from inside a signal to itself)."""
+        self.captures += 1
         arch = self.arch
         layout = arch.signal_frame
         if layout is None or not hasattr(layout, "SC_OFFSETS"):

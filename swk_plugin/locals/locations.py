@@ -269,7 +269,12 @@ class FrameCtx:
         except ExprError as exc:
             cause = exc.__context__ or exc.__cause__
             if isinstance(cause, OptimizedOut):
-                raise cause from None
+                try:
+                    raise cause from None
+                finally:
+                    # this frame, on the traceback it is raised with, must not hold it: a
+                    # reference cycle per unknown entry value (thousands in a deep walk)
+                    del cause
             msg = str(exc)
             if ("unavailable" in msg or "entry value" in msg or "parameter_ref" in msg
                     or "implicit pointer" in msg):

@@ -8,7 +8,7 @@ from ...errors import SwkError
 from ...frame import FrameKind
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
 from ...lldbformat import DEFAULT_FRAME_FORMAT, FormatError, parse as parse_format, setting_text
-from ...lldblines import lldb_walk_lines
+from ...lldblines import lldb_stream_lines, lldb_walk_lines
 from ...options import USAGE, parse_bt_args
 from ...walker import DEFAULT_FRAME_CAP
 from . import provider as prov
@@ -98,11 +98,12 @@ class SwkBtCommand:
             th = exe_ctx.GetThread() if exe_ctx is not None else None
             tids = [th.GetThreadID() if th is not None and th.IsValid() else ps.get_default_thread()]
         out = []
-        lines_for = None if opts.gdb else LldbText(debugger, ps, opts).lines
+        text = None if opts.gdb else LldbText(debugger, ps, opts)
         # every frame is shown: LLDB's bt has no main cut-off
         run_bt(walker, tids, opts, out.extend, past_main=True,
                native=lambda tid: native_backtrace(target, ps.process, ps.sb_thread(tid)),
-               debug_sink=out.extend if SESSION.debug else None, lines_for=lines_for)
+               debug_sink=out.extend if SESSION.debug else None,
+               lines_for=text.lines if text else None, stream_for=text.stream if text else None)
         return out
 
 
@@ -133,6 +134,19 @@ class LldbText:
         head = ("* " if mine else "  ") + stream.GetData().rstrip("\n")
         selected = th.GetSelectedFrame().GetFrameID() if mine else None
         return [head] + lldb_walk_lines(walk, self.opts, self.nodes, self._native(th), selected)
+
+    def stream(self, head, rest, tid, emit, collapse, top_inlines):
+        """A deep walk (stream.py) as lines: its thread line, then frames in LLDB's format,
+        each swk's own (lldblines.lldb_stream_lines), printed as they are found."""
+        th = self.ps.sb_thread(tid)
+        selected = None
+        if th is not None and th.IsValid():
+            stream = lldb.SBStream()
+            th.GetDescription(stream, True)
+            mine = th.GetThreadID() == self.selected_tid
+            emit([("* " if mine else "  ") + stream.GetData().rstrip("\n")])
+            selected = th.GetSelectedFrame().GetFrameID() if mine else None
+        lldb_stream_lines(head, rest, self.opts, self.nodes, top_inlines, emit, collapse, selected)
 
     def _native(self, th):
         """native_line for lldb_walk_lines: LLDB's own line for the frame of LLDB's that is the

@@ -59,6 +59,13 @@ def remember(process, tid, provider):
     LATEST[(uid, tid)] = (sid, provider)
 
 
+#: LLDB's frames looked at past the last one matched, at least (MATCH_AHEAD) and at most
+#: (MATCH_MOST, while they are below the frame of swk's being matched): LLDB's own frames
+#: are copied as far as matching needs, not all of them (a deep stack's are many).
+MATCH_AHEAD, MATCH_MOST = 64, 4096
+#: The most of LLDB's own frames copied (its own frame cap is 300,000).
+MAX_INPUT = 1_000_000
+
 #: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
 STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0}
 
@@ -111,7 +118,7 @@ class SwkFrameProvider(ScriptedFrameProvider):
             STATS["bypassed"] += 1
         if self._real is None and not self._out:
             return index   # LLDB checks the index against its own frames
-        return self._passthrough(index)
+        return self._passthrough(index, sb=False)
 
     def _frame_at_index(self, index):
         try:
@@ -139,33 +146,50 @@ class SwkFrameProvider(ScriptedFrameProvider):
 
     # --- LLDB's own frames --------------------------------------------------------------------
     def _snapshot(self):
-        """Copy what swk needs of LLDB's frames, before any is handed back to LLDB."""
-        frames = []
-        index = {}
-        fl = self.input_frames
-        n = fl.GetSize() if fl is not None else 0
-        for i in range(n):
-            f = fl.GetFrameAtIndex(i)
-            pc, sp = f.GetPC(), f.GetSP()
-            frames.append((pc, sp, f.IsInlined(), f.IsArtificial()))
-            index.setdefault((pc, sp), []).append(i)
-        self._real, self._index = frames, index
-        if n and self.process is not None:
+        """Start copying what swk needs of LLDB's frames, before any is handed back to LLDB:
+        frame 0 now, the others as swk's walk is matched against them (_copy): asked for all
+        at once, LLDB would unwind a 262,000-frame overflow whole before its first stop line."""
+        self._real, self._index, self._real_all = [], {}, False
+        if self.input_frames is None:
+            self._real_all = True
+            return
+        self._copy(1)
+        if self._real and self.process is not None:
             walker = SESSION.walker_for(self.process)
-            self._regs0 = frame_registers(fl.GetFrameAtIndex(0), walker.process_state.arch)
+            self._regs0 = frame_registers(self.input_frames.GetFrameAtIndex(0), walker.process_state.arch)
+
+    def _copy(self, n=None):
+        """LLDB's frames copied up to index ``n`` - 1 (None: all of them)."""
+        fl = self.input_frames
+        while not self._real_all and (n is None or len(self._real) < n):
+            i = len(self._real)
+            f = fl.GetFrameAtIndex(i) if i < MAX_INPUT else None
+            if f is None or not f.IsValid():
+                self._real_all = True
+                break
+            pc, sp = f.GetPC(), f.GetSP()
+            self._real.append((pc, sp, f.IsInlined(), f.IsArtificial()))
+            self._index.setdefault((pc, sp), []).append(i)
 
     def _n_real(self):
         return len(self._real or ())
 
     def real_frames(self):
         """LLDB's own frames of this thread as [(pc, sp, inlined, artificial)]."""
+        if self._real is not None:
+            self._copy()
         return list(self._real or ())
 
-    def _passthrough(self, index):
-        """After a failure: LLDB's own frames, unless swk's frames were shown already."""
+    def _passthrough(self, index, sb=True):
+        """After a failure: LLDB's own frames, unless swk's frames were shown already
+        (``sb``: whether SB calls may be made, to copy more of LLDB's frames)."""
         if all(isinstance(e, int) and e == i for i, e in enumerate(self._out)):
             if self._real is None:
                 return index   # LLDB checks the index against its own frames
+            if sb:
+                self._copy(index + 1)
+            elif not self._real_all and index >= len(self._real):
+                return index
             return index if index < len(self._real) else None
         return None
 
@@ -193,11 +217,11 @@ class SwkFrameProvider(ScriptedFrameProvider):
 
     def _place_next(self):
         walk = self._walk_to(self._k)
-        n_real = self._n_real()
         if self._k >= len(walk):
             # swk's walk is over.  It gave up at a frame LLDB has too: keep LLDB's frames below.
             if not walk.complete and not walk.limited and self._last_real is not None:
-                self._out.extend(range(self._last_real + 1, n_real))
+                self._copy()
+                self._out.extend(range(self._last_real + 1, self._n_real()))
             self._done = True
             return
         frame = walk[self._k]
@@ -206,7 +230,7 @@ class SwkFrameProvider(ScriptedFrameProvider):
             return
         m = self._match(frame.ra, frame.sp)
         if self._k == 0 and m != 0:
-            m = 0 if n_real else None   # frame 0 is LLDB's: the registers themselves
+            m = 0 if self._n_real() else None   # frame 0 is LLDB's: the registers themselves
         elif m is not None and frame.kind == "signal" and self._misnamed_trampoline(frame.ra):
             m = None                    # swk's frame, looked up at its pc: LLDB's would be misnamed
         if m is None:
@@ -219,8 +243,11 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 self._out.extend(keep)
             end = m
             key = self._real[m][:2]
-            while end + 1 < n_real and self._real[end + 1][:2] == key:
-                end += 1   # LLDB's inlined frames share the pc and sp of their concrete frame
+            while True:    # LLDB's inlined frames share the pc and sp of their concrete frame
+                self._copy(end + 2)
+                if end + 1 >= self._n_real() or self._real[end + 1][:2] != key:
+                    break
+                end += 1
             self._out.extend(range(m, end + 1))
             self._j = end + 1
             self._last_real = end
@@ -254,6 +281,12 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 inl.GetInlinedName() if inl is not None and inl.IsValid() else None)
 
     def _match(self, pc, sp):
+        # LLDB's frames copied as far as one at this sp could be: past it (a stack's frames lie
+        # at rising sp), and some way past the last one placed
+        j = self._j
+        while not self._real_all and (len(self._real) < j + MATCH_AHEAD or (
+                self._real[-1][1] <= sp and len(self._real) < j + MATCH_MOST)):
+            self._copy(len(self._real) + 1)
         idx = self._index.get((pc, sp))
         if not idx:
             return None
