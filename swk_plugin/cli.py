@@ -17,7 +17,7 @@ import sys
 from .backends.core import CoreProcessState
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
-from .frontend import merge_threads, print_merge, run_bt
+from .frontend import UniqueGroups, merge_threads, print_merge, run_bt
 from .merge import MergeTree
 from .options import MERGE_BY, SETTINGS, BtOptions, check_merge
 from .walker import DEFAULT_FRAME_CAP, Walker
@@ -67,8 +67,9 @@ def build_parser():
     pr.add_argument("--folded", help="write folded stacks (flamegraph.pl, speedscope, inferno)")
     pr.add_argument("--svg", help="write a flame graph drawn by swk")
     pr.add_argument("--top", type=int, default=20, help="functions listed (default 20)")
-    pr.add_argument("--stack-bytes", type=_size, default=1 << 20,
-                    help="bytes of each thread's stack copied per sample (default 1M)")
+    pr.add_argument("--stack-bytes", type=_size, default=None,
+                    help="bytes of each thread's stack copied per sample (default: as deep as its "
+                         "last walk needed, twice over, 16K to 1M)")
     pr.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
     return p
 
@@ -123,12 +124,15 @@ def cmd_bt(args, out):
             raise SwkError(f"swk: --exe {args.exe}: no such file")
         if args.sysroot is not None and not os.path.isdir(args.sysroot):
             raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
-    tree = MergeTree(opts.merge) if opts.merge else None
+    # merged stacks, and -unique's groups across processes, are printed once every process is walked
+    tree = MergeTree(opts.merge) if opts.merge else UniqueGroups() if opts.unique and len(targets) > 1 else None
     bt = cmd_bt_pid if args.pid is not None else cmd_bt_core
     for i, target in enumerate(targets):
         bt(args, opts, target, out, tree, i if len(targets) > 1 else None)
-    if tree is not None:
-        print_merge(tree, opts, lambda lines: out.write("\n".join(lines) + "\n"))
+    if isinstance(tree, MergeTree):
+        print_merge(tree, opts, _sink(out))
+    elif tree is not None:
+        tree.print(opts, _sink(out))
     return 0
 
 
@@ -140,7 +144,7 @@ def _sink(out):
 
 
 def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=True):
-    """Print (or, ``tree``: merge) the threads of one process; ``nth``: its place among several
+    """Print (or, ``tree``: merge, or group by stack) the threads of one process; ``nth``: its place among several
     (None: the only one), which heads its threads with the process; ``parallel``: its memory
     does not change (a core, copies), so many threads may be walked by several processes."""
     ps = walker.process_state
@@ -149,6 +153,10 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
         if args.thread not in tids:
             raise SwkError(f"swk: {what} has no thread {args.thread} (it has {', '.join(map(str, tids))})")
         tids = [args.thread]
+    if isinstance(tree, UniqueGroups):
+        names = [p for p in tree.processes]
+        pid = ps.get_process_id()
+        return tree.add(walker, tids, opts, process=str(pid) if pid and str(pid) not in names else f"#{nth + 1}")
     if tree is not None:
         return merge_threads(tree, walker, tids, opts)
     if nth is not None:

@@ -266,7 +266,8 @@ def line_args_text(shown, walk):
                 continue
             if v is None or type(v) is not int:
                 return None                   # the general path says what went wrong
-            parts.append(f"{name}={name}@entry={plain_text(_low(v, size, vkind), vkind, symbolize)}")
+            text = plain_text(_low(v, size, vkind), vkind, symbolize)
+            parts.append(f"{name}={text}" if entry_reg is None else f"{name}={name}@entry={text}")
             continue
         if where == "cfa":
             cfa = frame_cfa(frame, ps)

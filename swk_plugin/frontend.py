@@ -71,7 +71,7 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
         merge_threads(tree, walker, tids, opts, past_main, top_inlines)
         return print_merge(tree, opts, sink)
     if opts.unique and not opts.compare:
-        return _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines)
+        return _run_unique(walker, tids, opts, sink, past_main, top_inlines)
     headers = opts.all if headers is None else headers
     limit = opts.limit if opts.limit and opts.limit > 0 else None
     collapse = getattr(opts, "collapse", DEFAULT_COLLAPSE)
@@ -138,44 +138,90 @@ def _stream_json(walk, rest, opts, num, os_tid, info, sink, write, past_main, to
     sink(["".join(pieces).rstrip("\n")])
 
 
-def _run_unique(walker, tids, opts, sink, past_main, aout_path, top_inlines):
+def _run_unique(walker, tids, opts, sink, past_main, top_inlines):
     """swk-bt -unique: the threads grouped by their stacks (the same frames at the same pcs),
     biggest group first, each stack printed once under "Threads 3–250, 400 (249 threads):";
     its arguments as `print frame-arguments presence` prints them ("(...)") where the
     threads' own differ.  Threads that cannot be walked are listed after."""
-    ps = walker.process_state
-    limit = opts.limit if opts.limit and opts.limit > 0 else None
-    groups, failed = {}, []
-    for tid in tids:
-        num, os_tid = ps.thread_label(tid)
-        try:
-            walk = walker.walk_stack(tid, max_frames=limit)
-        except ThreadStateError as exc:
-            failed.append((num, os_tid, exc))
-            continue
-        if top_inlines is not None:
-            walk.top_inlines = top_inlines(tid)
-        with collector_paused():
-            text = render(walk, opts, num, os_tid, aout_path, past_main)
-        key = (tuple((f.ra, f.kind) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None))
-        groups.setdefault(key, []).append((num, os_tid, walk, text))
-    order = sorted(groups.values(), key=lambda g: (-len(g), g[0][0] if g[0][0] is not None else g[0][1]))
-    for k, members in enumerate(order):
-        num, os_tid, walk, text = members[0]
-        if any(m[3] != text for m in members[1:]):       # their arguments differ: shown as (...)
-            plain = copy.copy(opts)
-            plain.frame_arguments = "presence"
+    groups = UniqueGroups()
+    groups.add(walker, tids, opts, past_main, top_inlines)
+    groups.print(opts, sink)
+
+
+class UniqueGroups:
+    """Threads grouped by their stacks, from one process or several (swk bt --pid A,B
+    --unique): a frame is its library and offset there (the same code wherever each process
+    loaded it), its kind, and the walk's end."""
+
+    def __init__(self):
+        self.groups, self.failed, self.processes = {}, [], []
+
+    def add(self, walker, tids, opts, past_main=True, top_inlines=None, process=None):
+        """Walk ``tids`` of ``walker``'s process (named ``process`` among several) into the groups."""
+        ps = walker.process_state
+        aout = ps.library_state.get_aout() if ps.library_state is not None else None
+        aout_path = aout.name if aout else None
+        self.processes.append(process)
+        limit = opts.limit if opts.limit and opts.limit > 0 else None
+        for tid in tids:
+            num, os_tid = ps.thread_label(tid)
+            who = (process, num, os_tid)
+            try:
+                walk = walker.walk_stack(tid, max_frames=limit)
+            except ThreadStateError as exc:
+                self.failed.append((who, exc))
+                continue
+            if top_inlines is not None:
+                walk.top_inlines = top_inlines(tid)
             with collector_paused():
-                text = render(walk, plain, num, os_tid, aout_path, past_main)
-        if opts.json:
-            line = json.loads(text[0])
-            line.pop("thread", None)
-            line.pop("tid", None)
-            sink([json.dumps({"threads": [m[0] for m in members], "tids": [m[1] for m in members], **line})])
-            continue
-        sink(([""] if k else []) + [group_header(members)] + text)
-    for i, (num, os_tid, exc) in enumerate(failed):
-        sink(thread_state_lines(opts, i + bool(order), num, os_tid, exc))
+                text = render(walk, opts, num, os_tid, aout_path, past_main)
+            key = (tuple(_frame_key(f) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None))
+            group = self.groups.get(key)
+            if group is None:
+                group = self.groups[key] = {"members": [], "text": text, "first": (walk, num, os_tid, aout_path),
+                                            "differ": False}
+            elif text != group["text"]:
+                group["differ"] = True
+            group["members"].append(who)
+
+    def print(self, opts, sink):
+        several = len(self.processes) > 1
+        order = sorted(self.groups.values(), key=lambda g: (-len(g["members"]), _member_order(g["members"][0])))
+        for k, group in enumerate(order):
+            members, text = group["members"], group["text"]
+            if group["differ"]:                  # the members' arguments differ: shown as (...)
+                walk, num, os_tid, aout_path = group["first"]
+                plain = copy.copy(opts)
+                plain.frame_arguments = "presence"
+                with collector_paused():
+                    text = render(walk, plain, num, os_tid, aout_path, True)
+            if opts.json:
+                line = json.loads(text[0])
+                line.pop("thread", None)
+                line.pop("tid", None)
+                extra = {"processes": [m[0] for m in members]} if several else {}
+                sink([json.dumps({"threads": [m[1] for m in members], "tids": [m[2] for m in members],
+                                  **extra, **line})])
+                continue
+            sink(([""] if k else []) + [group_header([m[1:] for m in members] if not several else members,
+                                                     several)] + text)
+        for i, ((process, num, os_tid), exc) in enumerate(self.failed):
+            lines = thread_state_lines(opts, i + bool(order), num, os_tid, exc)
+            if several and not opts.json:
+                lines[-1] = f"Process {process}: {lines[-1]}"
+            sink(lines)
+
+
+def _frame_key(frame):
+    """A frame as -unique compares it: where its code is in its library (one program's
+    processes load it at different places), else its address; its kind."""
+    lib = frame.library
+    return (lib.name, frame.ra - lib.base, frame.kind) if lib is not None else (None, frame.ra, frame.kind)
+
+
+def _member_order(member):
+    process, num, os_tid = member
+    return (str(process), num if num is not None else os_tid)
 
 
 def merge_threads(tree, walker, tids, opts, past_main=True, top_inlines=None):
@@ -208,20 +254,35 @@ def print_merge(tree, opts, sink):
     sink([json_line(tree)] if opts.json else text_lines(tree, opts.verbose))
 
 
-def group_header(members):
+def group_header(members, several=False):
     """ "Thread 3 (LWP 1234):" for one thread, "Threads 3–250, 400 (249 threads):" for more
-    (by LWP where the threads have no debugger numbers)."""
+    (by LWP where the threads have no debugger numbers); ``several``: members are (process,
+    number, LWP), "Threads 1234: 2–11; 1240: 2–7 (16 threads):"."""
+    if several:
+        by_proc = {}
+        for process, num, os_tid in members:
+            by_proc.setdefault(process, []).append(num if num is not None else os_tid)
+        if len(members) == 1:
+            process, num, os_tid = members[0]
+            return f"Process {process}: Thread {num} (LWP {os_tid}):"
+        return f"Threads {'; '.join(f'{p}: {_runs(ids)}' for p, ids in by_proc.items())} ({len(members)} threads):"
     if len(members) == 1:
         num, os_tid = members[0][:2]
         return f"Thread {num} (LWP {os_tid}):" if num is not None else f"Thread (LWP {os_tid}):"
     numbered = all(m[0] is not None for m in members)
-    ids = sorted(m[0] if numbered else m[1] for m in members)
+    ids = [m[0] if numbered else m[1] for m in members]
+    return f"Threads {'' if numbered else 'LWP '}{_runs(ids)} ({len(members)} threads):"
+
+
+def _runs(ids):
+    """"3–250, 400"."""
+    ids = sorted(ids)
     runs, start = [], ids[0]
     for a, b in zip(ids, ids[1:] + [None]):
         if b != a + 1:
             runs.append(f"{start}" if start == a else f"{start}\u2013{a}")
             start = b
-    return f"Threads {'' if numbered else 'LWP '}{', '.join(runs)} ({len(members)} threads):"
+    return ", ".join(runs)
 
 
 def thread_state_lines(opts, i, num, os_tid, exc):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -146,3 +147,39 @@ def test_stack_overflow_in_gdb(overflow, big):
     cli = _cli("bt", "--core", big)
     assert mine == cli[1:]
     assert any(re.match(r"#\d+\s+0x[0-9a-f]+ in main ", ln) for ln in mine)
+
+
+def test_stack_overflow_live_in_gdb(overflow):
+    """The 8 MiB overflow live, stopped by its SIGSEGV in GDB (no core): swk-bt walks the live
+    process to main, each rec_plain at the level its own argument says."""
+    out = T.run_gdb(overflow, ["run 8192 plain", *T.marked_commands("SWK", "swk-bt")], swk=True, timeout=900)
+    lines = T.between_markers(out, "SWK")
+    recs = [(int(m.group(1)), int(m.group(2))) for m in map(_REC.match, lines) if m]
+    assert recs, "\n".join(lines[:5]) or out[-3000:]
+    depth = recs[0][1]
+    assert depth > 200_000 and all(level == depth - n for level, n in recs)
+    main = [ln for ln in lines if re.match(rf"#{depth}\s+0x[0-9a-f]+ in main ", ln)]
+    assert main, "\n".join(lines[-6:])
+
+
+def test_deep_live_process_with_the_command_line(overflow):
+    """A live process 262,000 levels deep (rec_park, parked in pause()): swk bt --pid walks its
+    copy to main in memory flat in the depth; rec_park's own counter n numbers every level
+    printed, main is the level after rec_park(1); the process goes on."""
+    depth = 262_000
+    proc = subprocess.Popen([str(overflow), "16384", "park", str(depth)], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        lines, rss = _cli_rss("bt", "--pid", proc.pid)
+        assert proc.poll() is None, "the process did not survive swk"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rss < 300, f"peak RSS {rss:.0f} MiB"
+    park = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?rec_park \(n=(?:n@entry=)?(\d+),")
+    recs = [(int(m.group(1)), int(m.group(2))) for m in map(park.match, lines) if m]
+    assert recs and recs[0] == (1, depth), lines[:4]
+    assert all(level == depth + 1 - n for level, n in recs), recs[:4]
+    assert any(re.match(rf"#{depth + 1}\s+0x[0-9a-f]+ in main ", ln) for ln in lines), lines[-6:]
+    assert any(_MARK.match(ln) for ln in lines)

@@ -198,8 +198,9 @@ def _parked(pool, n):
 @pytest.mark.swk
 def test_merge_across_processes_live(pool):
     """Two live processes of the pool (10 and 6 workers), merged with --pid A,B: every node's
-    threads are those GDB's own bt of each process (attached with gdb -p) puts there; without
-    --merge the two are printed one after the other, each headed."""
+    threads are those GDB's own bt of each process (attached with gdb -p) puts there; with
+    --unique, the groups are the threads of either process whose stacks GDB prints alike;
+    without either the two are printed one after the other, each headed."""
     procs = [_parked(pool, 10), _parked(pool, 6)]
     try:
         want_paths = {}
@@ -211,6 +212,7 @@ def test_merge_across_processes_live(pool):
         pids = ",".join(str(pr.pid) for pr in procs)
         p = T.run_swk_cli(["bt", "--pid", pids, "--merge", "--json"])
         plain = T.run_swk_cli(["bt", "--pid", pids])
+        unique = T.run_swk_cli(["bt", "--pid", pids, "--unique", "--json"])
         for pr in procs:
             pr.send_signal(signal.SIGUSR1)          # still alive and handling signals after swk
     finally:
@@ -226,6 +228,15 @@ def test_merge_across_processes_live(pool):
             errs.append(f"processes {top['processes']}, count {top['count']}")
         got, problems = swk_tree(top, member=lambda proc, tid: (int(proc), tid))
         errs += problems + tree_errors(got, prefix_tree(want_paths))
+    # --unique across the two: the threads whose stacks GDB prints alike, whichever process
+    groups = {}
+    for who, path in want_paths.items():
+        groups.setdefault(path, set()).add(who)
+    got_groups = [{(int(pid), tid) for pid, tid in zip(g["processes"], g["tids"])}
+                  for g in map(json.loads, unique.stdout.splitlines())] if unique.returncode == 0 else []
+    if sorted(map(sorted, got_groups)) != sorted(map(sorted, groups.values())):
+        errs.append(f"--unique across the processes: groups of {[len(g) for g in got_groups]}, "
+                    f"GDB's stacks alike in groups of {sorted(len(g) for g in groups.values())}")
     heads = [ln for ln in plain.stdout.splitlines() if ln.startswith("Process ")]
     if heads != [f"Process {pr.pid} ({pool}):" for pr in procs]:
         errs.append(f"the processes' headers without --merge: {heads}")

@@ -66,8 +66,8 @@ def parked_exe(m32: bool = False) -> Path:
 class Parked:
     """A running parked.c: started, waited for until every thread is parked, ended."""
 
-    def __init__(self, depth=20, quiet=True, m32=False):
-        self.exe = parked_exe(m32)
+    def __init__(self, depth=20, quiet=True, m32=False, exe=None):
+        self.exe = exe or parked_exe(m32)
         self.proc = subprocess.Popen([str(self.exe), str(depth), "quiet" if quiet else "busy"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
@@ -418,6 +418,25 @@ def test_profile(tmp_path):
         errs.append(f"the SVG: {exc}")
     if errs:
         _fail(errs, out)
+
+
+def test_profile_rows_are_functions_without_symbols():
+    """A stripped program (no symbol table; .eh_frame kept): the busy thread's samples land in
+    rows named by library and function start, the starts the unstripped program's own symbol
+    table (nm) gives, the busy spin() among them; no row is a pc inside a function."""
+    plain = parked_exe()
+    stripped = T.build(["parked.c"], "parked-stripped", CFLAGS, ("-pthread",), post=T.post_strip_all())
+    nm = T.run_cmd(["nm", "--defined-only", str(plain)], timeout=60).stdout
+    starts = {int(a, 16): n for a, _t, n in (ln.split()[:3] for ln in nm.splitlines() if len(ln.split()) >= 3)}
+    with Parked(20, quiet=False, exe=stripped) as p:
+        r = swk("profile", "--pid", p.pid, "--duration", "1.5", "--hz", "100", "--top", "40")
+    assert r.returncode == 0, r.stderr[-800:]
+    rows = re.findall(rf"^\s*(\d+)\s+[\d.]+%\s+\d+\s+[\d.]+%\s+{re.escape(stripped.name)}\+0x([0-9a-f]+)$", r.stdout, re.M)
+    assert rows, r.stdout
+    bad = [off for _n, off in rows if int(off, 16) not in starts]
+    assert not bad, f"rows inside functions: {bad}; the functions start at {sorted(map(hex, starts))[:20]}"
+    top = max(rows, key=lambda row: int(row[0]))
+    assert starts[int(top[1], 16)] == "spin", (top, starts.get(int(top[1], 16)))
 
 
 # --------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 Each sample stops every thread (PTRACE_INTERRUPT), copies registers and stacks, and lets
 them go at once; the stacks are walked while the process runs (the pause is the copy, as
-in `swk bt --pid`).  Stacks are counted per distinct chain of function names, outermost
-first; the output is the functions most often on top (self) and on the stack (total),
+in `swk bt --pid`).  A thread's stack is copied as deep as its last walk needed, twice over
+(at least 16 KiB, at most --stack-bytes), not a fixed megabyte: the copy is most of the pause.
+Stacks are counted per distinct chain of function names (a function without a symbol named
+by its library and the start the CFI gives it, liblzma.so.5+0x15b40), outermost first; the output is the functions most often on top (self) and on the stack (total),
 folded stacks for flamegraph.pl / speedscope / inferno (`--folded`), a flame graph drawn
 by swk (`--svg`), and what sampling cost the target: the share of the time its threads
 were stopped.
@@ -17,12 +19,15 @@ import time
 from ..errors import SwkError
 from ..frame import FrameKind
 from ..linux.maps import read_proc_maps
+from ..unwind.cfi import cfi_function_start
 from ..walker import Walker
 from ..flamegraph import write_svg
 from .ptrace import PtraceProcessState, Tracer
 
 #: The library list is read again this often (seconds): a dlopen shows within it.
 RESCAN_EVERY = 1.0
+#: A thread's first copy, and the least one: its later ones are twice what its last walk used.
+MIN_COPY = 16 << 10
 
 
 class Profile:
@@ -36,6 +41,7 @@ class Profile:
         self.thread_samples = 0       # walks (threads x rounds)
         self.pauses = []              # seconds each round kept the process stopped
         self.thread_pauses = []       # seconds each thread was stopped, per round
+        self.copied = []              # bytes of stack copied, per thread and round
         self.wall = 0.0
         self.errors = collections.Counter()
 
@@ -66,7 +72,9 @@ class Profile:
 
 
 def frame_label(frame):
-    """A frame as a profile names it: its function, else library+offset, else the address."""
+    """A frame as a profile names it: its function, else its library and the start of the
+    function the CFI bounds there (one row per function, not per pc), else library+offset,
+    else the address."""
     if frame.kind == FrameKind.SIGNAL:
         return "<signal handler called>"
     name = frame.name
@@ -74,8 +82,19 @@ def frame_label(frame):
         return name
     lib = frame.library
     if lib is not None:
-        return f"{os.path.basename(lib.name)}+0x{frame.lookup_pc - lib.base:x}"
+        off = frame.lookup_pc - lib.base
+        start = cfi_function_start(lib.module, off) if lib.module is not None else None
+        return f"{os.path.basename(lib.name)}+0x{off if start is None else start:x}"
     return f"0x{frame.ra:x}"
+
+
+def _used(walk):
+    """How many bytes of its stack above sp a walk read: to its outermost frame's sp, and
+    a little past it for that frame's own saved registers."""
+    if not walk:
+        return 0
+    sps = [f.sp for f in walk if isinstance(f.sp, int)]
+    return max(sps) - walk[0].sp + 512 if sps and isinstance(walk[0].sp, int) else 0
 
 
 def thread_name(pid, tid):
@@ -86,13 +105,19 @@ def thread_name(pid, tid):
         return f"thread-{tid}"
 
 
-def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None):
+def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None, adaptive=True):
     """Sample process ``pid`` ``hz`` times a second for ``duration`` seconds: a Profile.
-    ``progress(done_fraction, profile)`` is called after each sample."""
+    ``progress(done_fraction, profile)`` is called after each sample.  ``adaptive``: each
+    thread's stack copied as deep as its last walk needed (up to ``stack_bytes``), else
+    ``stack_bytes`` of it each time."""
     if hz <= 0 or duration <= 0:
         raise SwkError("swk: --hz and --duration must be positive")
     prof = Profile(pid)
     names = {}
+    copies = {}                 # tid -> bytes of its stack to copy next time
+
+    def copy_size(tid):
+        return min(stack_bytes, copies.get(tid, MIN_COPY))
     with Tracer(pid) as tracer:
         ps = PtraceProcessState(tracer)
         walker = Walker(ps, frame_cap=frame_cap) if frame_cap else Walker(ps)
@@ -111,7 +136,7 @@ def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None
                 last_scan = now
             t0 = time.perf_counter()
             tracer.stop()
-            tracer.capture(stack_bytes, regions, notes=False)
+            tracer.capture(copy_size if adaptive else stack_bytes, regions, notes=False)
             tracer.resume()
             prof.pauses.append(time.perf_counter() - t0)
             prof.samples += 1
@@ -120,11 +145,18 @@ def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None
                 snap = tracer.threads[tid]
                 if snap.pause is not None:
                     prof.thread_pauses.append(snap.pause)
+                short = ps.live_reads_in_stacks
                 try:
                     walk = walker.walk_stack(tid)
                 except SwkError as exc:
                     prof.errors[str(exc)] += 1
                     continue
+                if adaptive:
+                    need = max(MIN_COPY, 2 * _used(walk))
+                    if ps.live_reads_in_stacks > short:     # the copy was short: much more next time
+                        need = max(need, 4 * copy_size(tid))
+                    copies[tid] = need
+                    prof.copied.append(snap.stack and len(snap.stack))
                 label = names.get(tid) or names.setdefault(tid, thread_name(pid, tid))
                 prof.add((label, *(frame_label(f) for f in reversed(walk))))
             if progress is not None:
@@ -160,7 +192,9 @@ def report(prof, top_n=20):
         lines.append(f"target paused {prof.overhead() * 100:.2f}% of the time: "
                      f"median {statistics.median(prof.pauses) * 1e6:.0f} us per sample "
                      f"(max {max(prof.pauses) * 1e6:.0f} us), "
-                     f"median {statistics.median(prof.thread_pauses or [0]) * 1e6:.0f} us per thread")
+                     f"median {statistics.median(prof.thread_pauses or [0]) * 1e6:.0f} us per thread"
+                     + (f", {statistics.median(prof.copied) / 1024:.0f} KiB of stack copied per thread"
+                        if prof.copied else ""))
     lines.append("")
     lines.append(f"{'self':>7} {'self%':>6} {'total':>7} {'total%':>6}  function")
     for name, count in top.most_common(top_n):
@@ -171,7 +205,9 @@ def report(prof, top_n=20):
 
 
 def cmd_profile(args, out):
-    prof = sample(args.pid, args.duration, args.hz, args.stack_bytes, args.frame_cap, _bar(sys.stderr))
+    adaptive = args.stack_bytes is None
+    prof = sample(args.pid, args.duration, args.hz, args.stack_bytes or 1 << 20, args.frame_cap, _bar(sys.stderr),
+                  adaptive=adaptive)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     if args.folded:

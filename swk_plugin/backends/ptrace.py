@@ -225,7 +225,9 @@ class Tracer:
 
     # --- what is copied while stopped ----------------------------------------------------
     def capture(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, notes=True):
-        """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread."""
+        """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread:
+        ``stack_bytes`` from its sp, or ``stack_bytes(tid)`` (a profiler's copy as deep as
+        that thread's last walk needed)."""
         rs = self.arch.regsets
         self.captures += 1
         regions = sorted(regions or (), key=lambda r: r.start)
@@ -248,8 +250,9 @@ class Tracer:
                     data = None
                 if data:
                     snap.notes[note] = data
-            if stack_bytes:
-                self._copy_stack(snap, stack_bytes, regions, starts)
+            size = stack_bytes(tid) if callable(stack_bytes) else stack_bytes
+            if size:
+                self._copy_stack(snap, size, regions, starts)
 
     def _copy_stack(self, snap, stack_bytes, regions, starts):
         sp = snap.regs.get(self.arch.sp)

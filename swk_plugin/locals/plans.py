@@ -127,8 +127,8 @@ def var_plans(module, scope, addr):
     offset, size, kind, entry) (int_on_cfa_plan), or located_plan's ("reg" | "cfa" |
     "entry", ..., size, kind) with ``entry``, kind as plain_kind says; ``entry`` is where a
     parameter's entry value is keyed (entry_register), None for locals (an "entry" plan is
-    made only for a parameter whose entry value is keyed by the register its location
-    names)."""
+    made only where that is the register its location names, or nothing: an inlined call's
+    parameter, whose entry value is its frame's)."""
     memo = module.cache.memo("var-plans")
     key = (scope, addr)
     hit = memo.get(key)
@@ -145,7 +145,8 @@ def var_plans(module, scope, addr):
             else:
                 p = located_plan(var, addr)
                 if p is not None:
-                    p = None if p[0] == "entry" and p[1] != entry else (*p, entry)
+                    # the value on entry of a parameter keyed elsewhere: the general path
+                    p = None if p[0] == "entry" and entry not in (None, p[1]) else (*p, entry)
             return var, p, (type_name(var.type) if p is not None else None)
         hit = memo.put(key, ([plan(v) for v in args], [plan(v) for v in locals_]))
     return hit

@@ -77,6 +77,20 @@ def _rule_at(module, addr):
     return best
 
 
+def cfi_function_start(module, addr):
+    """Where the function holding unbiased ``addr`` starts as the CFI bounds it (the covering
+    FDE that starts last, as cfi_rule_at takes), or None: a name for code without a symbol."""
+    best = None
+    for table in module_cfi(module):
+        try:
+            fde = table.find_fde(addr)
+        except CfiError:
+            continue
+        if fde is not None and (best is None or fde.pc_begin > best):
+            best = fde.pc_begin
+    return best
+
+
 def cfi_covers(ps, pc):
     """Whether the CFI of the module holding ``pc`` has a row for it."""
     lib, mod = module_at(ps, pc)

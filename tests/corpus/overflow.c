@@ -9,7 +9,9 @@
  * n = 1, each deeper rec one more (the target's own record of its stack).  At -O2 -g GDB 13's
  * bt of it is quick (no chains of entry values: descend takes no argument, rec keeps n in a
  * callee-saved register); a 16-byte frame (push + return address) makes 8 MiB hold 524,288. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 volatile int overflow_sink;
@@ -44,6 +46,23 @@ __attribute__((noipa, noinline)) int rec_plain(int n)
     return r + pad[0] + pad[1];
 }
 
+/* `overflow KIB park DEPTH`: rec_park DEPTH levels deep (main called rec_park(1)), then "ready"
+ * on stdout and pause() until killed: a live process with a stack as deep as an overflow's, for
+ * swk bt --pid (tests/test_deep.py). */
+__attribute__((noipa, noinline)) int rec_park(int n, int depth)
+{
+    volatile int pad[2];
+    pad[0] = n;
+    if (n >= depth) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
+    int r = rec_park(n + 1, depth);
+    return r + pad[0] + pad[1];
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -52,7 +71,7 @@ int main(int argc, char **argv)
         rl.rlim_cur = strtoul(argv[1], 0, 0) * 1024;
         setrlimit(RLIMIT_STACK, &rl);
     }
-    int r = argc > 2 ? rec_plain(1) : rec(1);
+    int r = argc > 3 ? rec_park(1, atoi(argv[3])) : argc > 2 ? rec_plain(1) : rec(1);
     __asm__ __volatile__("" ::: "memory");
     return r;
 }
