@@ -37,6 +37,31 @@ _STT = {0: "notype", 1: "object", 2: "func", 10: "ifunc"}
 _STB = {0: "local", 1: "global", 2: "weak", 10: "global"}   # 10: STB_GNU_UNIQUE
 
 
+def _index_demangled(d, syms):
+    """{demangled name, and that name without its parameters: [symbols]} of ``syms`` whose
+    names demangle (or decode) to something else."""
+    for s in syms:
+        dm = s.demangled
+        if dm != s.name:
+            d.setdefault(dm, []).append(s)
+            if "(" in dm:
+                short = strip_params(dm)
+                if short != dm:
+                    d.setdefault(short, []).append(s)
+
+
+def _last_word(name):
+    """The identifier a demangled ``name`` ends with ("foo" of "ns::foo(int)" or of "pkg.foo"),
+    which its linkage name holds as it is; None where it may not (operators, templates,
+    anything else), and then every symbol is decoded."""
+    base = strip_params(name) if "(" in name else name
+    for sep in ("::", "."):
+        base = base.rpartition(sep)[2]
+    if base and base.isidentifier() and base.isascii() and not base.startswith("operator"):
+        return base
+    return None
+
+
 class Symbol:
     """One ELF symbol: ``name`` is the raw (linkage) name without a version suffix,
     ``value`` the file's own (unbiased) address."""
@@ -393,6 +418,7 @@ class SymbolTable:
         self._lock = threading.Lock()
         self._by_name = None
         self._by_demangled = None
+        self._by_word = {}            # identifier -> {demangled name: symbols} of those holding it
         # [(lo, hi, key)] of the module's allocated sections, for GDB's section check
         secs = sorted(sections or [], key=lambda t: (t[0], t[1]))
         self._sec_lo = [t[0] for t in secs]
@@ -493,16 +519,20 @@ class SymbolTable:
             shown = [(t, i) for t, i in hit if not _hidden(t.rows[i])]
             return [t.symbol(i) for t, i in (shown or hit)]
         if self._by_demangled is None:
+            word = _last_word(name)
+            if word is not None:
+                # a demangled (or Ada-decoded) name keeps its last identifier as it is in the
+                # linkage name: only the symbols whose linkage names hold it need decoding,
+                # not the whole table (15,000 decodings of a big program, for every miss)
+                memo = self._by_word.setdefault(word, {})
+                if not memo:
+                    for t in tables:
+                        _index_demangled(memo, (s for s in t.syms if word in s.name))
+                    memo.setdefault(None, [])
+                return list(memo.get(name, ()))
             d = {}
             for t in tables:
-                for s in t.syms:
-                    dm = s.demangled
-                    if dm != s.name:
-                        d.setdefault(dm, []).append(s)
-                        if "(" in dm:
-                            short = strip_params(dm)
-                            if short != dm:
-                                d.setdefault(short, []).append(s)
+                _index_demangled(d, t.syms)
             self._by_demangled = d
         return list(self._by_demangled.get(name, ()))
 

@@ -50,7 +50,7 @@ class Field:
 class Type:
     """One type; see the module docstring for the kinds."""
     __slots__ = ("kind", "name", "size", "target", "const", "volatile", "restrict", "atomic",
-                 "unsigned", "fields", "enumerators", "count", "dyn_count", "params", "varargs",
+                 "unsigned", "_fields", "_load", "enumerators", "count", "dyn_count", "params", "varargs",
                  "prototyped", "flag_enum", "declared_class", "cplus", "float_format", "vector",
                  "self_type", "die", "stub", "_variants", "__weakref__")
 
@@ -61,7 +61,8 @@ class Type:
         self.target = target
         self.const = self.volatile = self.restrict = self.atomic = False
         self.unsigned = False
-        self.fields = None
+        self._fields = None
+        self._load = None            # a struct's members, read when first asked for
         self.enumerators = None
         self.count = None            # arrays: number of elements (None: unknown / flexible)
         self.dyn_count = None        # arrays: (kind, cu, value) of a bound read from the frame
@@ -99,10 +100,26 @@ class Type:
             self._variants.append(t)
         return t
 
+    @property
+    def fields(self):
+        """A struct's or union's members (None for other kinds), read from DWARF when first
+        asked for: a frame line needs a pointer's target's kind, not its members (a big
+        program's structs reach thousands of others through theirs)."""
+        load = self._load
+        if load is not None:
+            self._load = None
+            self._fields = load()
+        return self._fields
+
+    @fields.setter
+    def fields(self, value):
+        self._fields, self._load = value, None
+
     def _complete(self):
         """Give the qualified copies the members read after they were made."""
         for v in self._variants or ():
-            v.fields, v.enumerators, v.size, v.stub = self.fields, self.enumerators, self.size, self.stub
+            v._fields, v._load, v.enumerators, v.size, v.stub = (self._fields, self._load, self.enumerators,
+                                                                  self.size, self.stub)
             v.flag_enum, v.unsigned, v.declared_class = self.flag_enum, self.unsigned, self.declared_class
             v._complete()
 
@@ -289,11 +306,12 @@ class TypeReader:
             t.die = (tcu, off)
             cache[off] = t
             decl = bool(attrs.get(AT_declaration, (0, False))[1])
-            t.fields = self._fields(node, depth) if not decl else []
-            for f in t.fields:
-                f.owner = t
+            if decl:
+                t.fields = []
+            else:
+                t._load = self._field_loader(t, node, depth)
             # a declaration only (GDB would look for the definition by name elsewhere)
-            t.stub = decl and not t.fields
+            t.stub = decl
             t._complete()
             return t
         if tag == TAG_enumeration_type:
@@ -490,6 +508,19 @@ class TypeReader:
         t.enumerators = vals
         t.unsigned = unsigned
         t.flag_enum = flag
+
+    def _field_loader(self, t, node, depth):
+        """A struct's members as fields reads them, read once for it and its qualified copies."""
+        done = []
+
+        def load():
+            if not done:
+                fields = self._fields(node, depth)
+                for f in fields:
+                    f.owner = t
+                done.append(fields)
+            return done[0]
+        return load
 
     def _fields(self, node, depth):
         """GDB's field list: DW_TAG_inheritance first, then members (static ones included)."""
