@@ -8,6 +8,7 @@ Frames); this layer only reads debug information about them.
 from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
+from .locals.locations import ENTRY_NESTING
 from .locals.plans import BOOL, POINTERS, PTR_AGGREGATE
 from .unwind.apply import frame_cfa
 from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_reading, frame_scopes,
@@ -264,7 +265,7 @@ def line_args_text(shown, walk):
             if v is None and loc not in getattr(entry, "errors", {}):
                 parts.append(f"{name}=<optimized out>")      # no call site says: nor does GDB
                 continue
-            if v is None or type(v) is not int:
+            if v is None or type(v) is not int or getattr(entry, "depth", {}).get(loc, 1) >= ENTRY_NESTING:
                 return None                   # the general path says what went wrong
             text = plain_text(_low(v, size, vkind), vkind, symbolize)
             parts.append(f"{name}={text}" if entry_reg is None else f"{name}={name}@entry={text}")
@@ -377,7 +378,8 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=
         if v is None and where == "entry" and loc not in getattr(entry, "errors", {}):
             # no call site says what it was: nor does GDB
             return {"name": var.name, "type": tname, "value": "<optimized out>", "lost": True}
-        if v is None or not isinstance(v, int) or size > reg_size(loc):
+        if v is None or not isinstance(v, int) or size > reg_size(loc) or (
+                where == "entry" and getattr(entry, "depth", {}).get(loc, 1) >= ENTRY_NESTING):
             return None                       # the general path says what went wrong
     v = _low(v, size, vkind)
     out = {"name": var.name, "type": tname, "value": plain_text(v, vkind, symbolize)}

@@ -61,6 +61,8 @@ def segments(head, rest, size=SEGMENT, lookahead=LOOKAHEAD):
         walk = StackWalk(buf, thread=rest.thread)
         if done:
             rest.ended(walk)
+        else:
+            walk.derived["open-end"] = True       # its last frame's callers come later
         yield Segment(walk, start, end, done, first)
         if done:
             return

@@ -183,3 +183,22 @@ def test_deep_live_process_with_the_command_line(overflow):
     assert all(level == depth + 1 - n for level, n in recs), recs[:4]
     assert any(re.match(rf"#{depth + 1}\s+0x[0-9a-f]+ in main ", ln) for ln in lines), lines[-6:]
     assert any(_MARK.match(ln) for ln in lines)
+
+
+def test_entry_value_chains_as_deep_as_gdb_follows():
+    """tests/corpus/parked.c's deep(n) passes n - 1 on: at -O2 each frame's n is its caller's
+    call-site value DW_OP_entry_value(n) - 1, a chain down to main's deep(5000).  GDB 13
+    evaluates at most 257 nested expressions: frames more than 256 calls above main print
+    "<error reading variable: DWARF-2 expression error: Loop detected (257).>", the one at
+    the edge that error and its n@entry, the rest n=n@entry=V.  swk-bt's lines are GDB's, across
+    the edge of a 4,096-frame segment too (its last frame's callers come later)."""
+    exe = T.build(["parked.c"], "parked", ("-O2", "-g"), ("-pthread",))
+    out = T.run_gdb(exe, ["set width 0", "handle SIGUSR1 SIGUSR2 nostop noprint pass", "break park_main",
+                          "run 5000 quiet",
+                          *T.marked_commands("GDB", "bt"), *T.marked_commands("SWK", "swk-bt")],
+                    swk=True, timeout=900)
+    gdb, mine = T.between_markers(out, "GDB"), T.between_markers(out, "SWK")
+    assert len(gdb) > 5000, gdb[-3:]
+    loops = [ln for ln in gdb if "Loop detected (257)" in ln]
+    assert len(loops) > 4000, "GDB no longer stops entry-value chains at 257: " + gdb[3]
+    assert mine == gdb, next((f"swk {a!r}\ngdb {b!r}" for a, b in zip(mine, gdb) if a != b), "lengths differ")

@@ -18,7 +18,8 @@ from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin,
                          AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
                          AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
-from .locations import FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, find_location_expr, is_loclist
+from .locations import (ENTRY_LOOP, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, find_location_expr,
+                        is_loclist)
 from .scopes import Scope, engine_for
 from .types import strip_typedefs
 
@@ -181,8 +182,34 @@ class EntryRegs(dict):
         self.from_fbreg = set()
         self.data = {}
         #: per register, why its call-site value cannot be computed where GDB says so (a
-        #: register the caller lost: "value has been optimized out"): x@entry=<error ...>
+        #: register the caller lost: "value has been optimized out"; a chain of entry values
+        #: deeper than GDB follows, ENTRY_LOOP): x@entry=<error ...>
         self.errors = {}
+        #: per register, how many call sites' values GDB evaluates, nested, to find it (1:
+        #: its own call site's says it outright); missing: 1
+        self.depth = {}
+
+
+class OpenEntryRegs(EntryRegs):
+    """The entry values of the last frame of a part of a deep walk (stream.py) whose callers
+    are further on: any chain of them that reaches here is longer than GDB follows."""
+
+    class _Every(dict):
+        def get(self, key, default=None):
+            return ENTRY_LOOP
+
+        def __contains__(self, key):
+            return True
+
+        def __getitem__(self, key):
+            return ENTRY_LOOP
+
+        def __bool__(self):
+            return True
+
+    def __init__(self):
+        super().__init__()
+        self.errors = self._Every()
 
 
 def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
@@ -239,8 +266,15 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
         except RegisterLost as exc:
             out.errors[r] = str(exc)
             continue
-        except (OptimizedOut, MemError, ExprError, SwkError):
+        except ExprError as exc:
+            if str(exc) == ENTRY_LOOP:      # the caller's chain is already as deep as GDB goes
+                out.errors[r] = ENTRY_LOOP
             continue
+        except (OptimizedOut, MemError, SwkError):
+            continue
+        if ctx.used_entry:
+            depths = getattr(caller_entry_regs, "depth", {})
+            out.depth[r] = 1 + max(depths.get(u, 1) for u in ctx.used_entry)
         if res.kind in ("memory", "value"):
             out[r] = res.value
         elif res.kind == "implicit":          # a typed value (DW_OP_const_type, regval_type)

@@ -15,7 +15,7 @@ from ..linux.tls import tls_block
 from ..unwind.apply import frame_cfa
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
-from .entry import EntryRegs, call_site_entry_regs, site_fast_values
+from .entry import EntryRegs, OpenEntryRegs, call_site_entry_regs, site_fast_values
 from .scopes import function_at, scopes_at, unit_at
 from .tailcalls import tail_call_chain
 
@@ -371,6 +371,11 @@ class LazyEntryRegs:
         """EntryRegs.errors: the call-site values GDB reports as errors."""
         return getattr(self._get(), "errors", {})
 
+    @property
+    def depth(self):
+        """EntryRegs.depth: how deep GDB nests call sites' values to find each."""
+        return getattr(self._get(), "depth", {})
+
 
 def entry_regs(walk, level, outermost=None):
     """{regno: value} the parameters of the frame at ``level`` (of call_levels) had on
@@ -395,7 +400,9 @@ def entry_regs(walk, level, outermost=None):
         todo.append(j)
         j += 1
     if j not in memo:
-        memo[j] = {}
+        # the last frame of a part of a deep walk whose callers come later (stream.py): a
+        # chain of entry values reaching it is longer than GDB follows
+        memo[j] = OpenEntryRegs() if walk.derived.get("open-end") and j == len(levels) - 1 else {}
     ps = walk[0].walker.process_state
     entries = ps.library_cache.memo("callee-entries")
     # (callee pc, caller's return address) -> site_fast_values: a deep recursion's frames

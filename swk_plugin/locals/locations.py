@@ -20,6 +20,12 @@ from .scopes import Variable
 from .symbolize import library_pairs, make_symbolizer, module_symbolizer
 from .types import Type, strip_typedefs
 
+#: GDB 13's dwarf_expr_context evaluates at most 257 nested expressions: a value reached
+#: through a longer chain of DW_OP_entry_value (a recursion passing a parameter on, thousands
+#: of frames deep) is this error there, not a number (m_max_recursion_depth, 0x100).
+ENTRY_NESTING = 257
+ENTRY_LOOP = f"DWARF-2 expression error: Loop detected ({ENTRY_NESTING})."
+
 __all__ = ["VarValue", "read_variable", "find_location_expr"]
 
 
@@ -191,10 +197,16 @@ class FrameCtx:
             r = block[0] - 0x50
         elif block[:1] in (b"\x90", b"\xa5", b"\xf5"):   # regx, regval_type
             r, _p = uleb128(block, 1)
-        if r is None or not self.entry_regs or self.entry_regs.get(r) is None:
+        er = self.entry_regs
+        if r is not None and er is not None and getattr(er, "errors", {}).get(r) == ENTRY_LOOP:
+            raise ExprError(ENTRY_LOOP)
+        if r is None or not er or er.get(r) is None:
             raise OptimizedOut("entry value not known")
+        # this expression and the call sites' ones nested under it, as GDB counts them
+        if 1 + getattr(er, "depth", {}).get(r, 1) > ENTRY_NESTING:
+            raise ExprError(ENTRY_LOOP)
         self.used_entry.add(r)
-        return self.entry_regs[r]
+        return er[r]
 
     def _tls_address(self, offset):
         if self.tls_base is None:
