@@ -4,7 +4,9 @@ GDB reads its minimal symbols when an objfile is loaded, so its first `bt` pays
 nothing for them; swk does the same, so the first swk-bt (and the unwinder's
 first frames) do not pay ~20 ms for libc's symbols at the stop. Only the ELF
 symbol tables are read here (and swk's walk modules imported once); CFI, DWARF
-and line tables stay lazy. `set swk prewarm off` turns it off.
+and line tables stay lazy. Objfiles GDB had loaded before swk was sourced (an
+attach) are left to the first walk, which needs only those on its stack.
+`set swk prewarm off` turns it off.
 """
 import os
 
@@ -72,5 +74,7 @@ _PARAM = []
 def install():
     _PARAM.append(PrewarmParameter())
     gdb.events.new_objfile.connect(on_new_objfile)
-    for objfile in gdb.objfiles():     # objfiles loaded before swk was sourced
-        warm(objfile)
+    # objfiles loaded before swk was sourced (after an attach: dozens of libraries) are left
+    # to the first walk, which reads the symbols of those its stack passes through only
+    if ENABLED[0] and any(o.filename for o in gdb.objfiles()):
+        _import_walk_modules()
