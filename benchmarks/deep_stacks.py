@@ -25,20 +25,12 @@ import argparse
 import math
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BUILD = REPO / "benchmarks" / "_build"
-SWK = REPO / ".venv" / "bin" / "swk"   # the command users run (made by scripts/setup.sh)
-#: The CLI runs this checkout's swk_plugin even when the venv was made by another one.
-SWK_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(REPO), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])])}
-TIME = os.access("/usr/bin/time", os.X_OK)   # GNU time, for each child's own peak RSS
+from harness import BUILD, REPO, SWK, SWK_ENV, TIME, code_version, measure as _measure
+
 TIMEOUT = 3600
 GDB = ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off"]
 
@@ -46,6 +38,10 @@ GDB = ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off"]
 MAIN_SWK = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?main \(", re.M)
 MAIN_EU = re.compile(r"^#(\d+)\s+0x[0-9a-f]+ main$", re.M)
 LEVEL = re.compile(r"^#(\d+) ", re.M)
+
+
+def measure(argv, out, env=None, timeout=None):
+    return _measure(argv, out, env, TIMEOUT if timeout is None else timeout)
 
 
 def build():
@@ -67,48 +63,6 @@ def make_core(exe, kib):
             raise SystemExit(f"benchmark: gdb made no core of `{exe.name} {kib} plain`")
         tmp.rename(core)
     return core
-
-
-def code_version():
-    """Which swk was measured: the commit, and whether swk_plugin/ differs from it."""
-    try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD", "--", "swk_plugin"]).returncode
-        return head + (" with uncommitted changes to swk_plugin/" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "not a git checkout"
-
-
-def measure(argv, out, env=None, timeout=TIMEOUT):
-    """Run argv as a fresh process, its output to the file out: (wall s, peak RSS MiB, text).
-    The peak is GNU time's (%M) where /usr/bin/time is: a child's own wait4 figure would start
-    from this script's size (a forked child inherits its parent's high-water mark)."""
-    rss_file = Path(str(out) + ".rss")
-    wrap = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file)] if TIME else []
-    with open(out, "w") as f:
-        t = time.perf_counter()
-        p = subprocess.Popen([*wrap, *argv], stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=env, cwd=REPO, start_new_session=True)
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t > timeout:
-                os.killpg(p.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(p.pid, 0)
-                break
-            time.sleep(0.002)
-        took = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)
-    text = Path(out).read_text(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit(f"benchmark: {' '.join(map(str, argv))} exited {p.returncode}: {text[-800:]}")
-    peak = usage.ru_maxrss
-    if TIME:
-        peak = int(rss_file.read_text().split()[-1])
-        rss_file.unlink()
-    return took, peak / 1024, text
 
 
 def main_level(text, eu=False):

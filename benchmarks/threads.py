@@ -32,12 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BUILD = REPO / "benchmarks" / "_build"
-SWK = REPO / ".venv" / "bin" / "swk"   # the command users run (made by scripts/setup.sh)
-SWK_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(REPO), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])])}
-TIME = os.access("/usr/bin/time", os.X_OK)   # GNU time, for each child's own peak RSS
+from harness import BUILD, REPO, SWK, SWK_ENV, TIME, code_version, measure as _measure
+
 TIMEOUT = 1800
 GDB = ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-ex", "set pagination off"]
 
@@ -47,6 +43,10 @@ GOALS = {"live": ("swk bt --pid / gdb -p", 0.25), "core": ("swk bt --core / eu-s
 THREAD = re.compile(r"^Thread \d+ \(", re.M)                # swk's and GDB's headers
 GROUP = re.compile(r"^Threads .*\((\d+) threads\):$", re.M)  # swk --unique's groups
 TID = re.compile(r"^TID \d+:$", re.M)                       # eu-stack's
+
+
+def measure(argv, out, env=None, timeout=None):
+    return _measure(argv, out, env, TIMEOUT if timeout is None else timeout)
 
 
 def threads_in(tool, text):
@@ -62,48 +62,6 @@ def build():
     if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
         subprocess.run(["gcc", "-O2", "-g", "-pthread", "-o", str(exe), str(src)], check=True)
     return exe
-
-
-def code_version():
-    """Which swk was measured: the commit, and whether swk_plugin/ differs from it."""
-    try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD", "--", "swk_plugin"]).returncode
-        return head + (" with uncommitted changes to swk_plugin/" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "not a git checkout"
-
-
-def measure(argv, out, env=None, timeout=TIMEOUT):
-    """Run argv as a fresh process, its output to the file out: (wall s, peak RSS MiB, text).
-    The peak is GNU time's (%M) where /usr/bin/time is: a child's own wait4 figure would start
-    from this script's size (a forked child inherits its parent's high-water mark)."""
-    rss_file = Path(str(out) + ".rss")
-    wrap = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file)] if TIME else []
-    with open(out, "w") as f:
-        t = time.perf_counter()
-        p = subprocess.Popen([*wrap, *argv], stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=env, cwd=REPO, start_new_session=True)
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t > timeout:
-                os.killpg(p.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(p.pid, 0)
-                break
-            time.sleep(0.002)
-        took = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)
-    text = Path(out).read_text(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit(f"benchmark: {' '.join(map(str, argv))} exited {p.returncode}: {text[-800:]}")
-    peak = usage.ru_maxrss
-    if TIME:
-        peak = int(rss_file.read_text().split()[-1])
-        rss_file.unlink()
-    return took, peak / 1024, text
 
 
 def start(exe, n, kib):
