@@ -3,12 +3,12 @@
 Each sample stops every thread (PTRACE_INTERRUPT), copies registers and stacks, and lets
 them go at once; the stacks are walked while the process runs (the pause is the copy, as
 in `swk bt --pid`).  A thread's stack is copied as deep as its last walk needed, twice over
-(at least 16 KiB, at most --stack-bytes), not a fixed megabyte: the copy is most of the pause.
+(at least 16 KiB, at most --stack-bytes), not a fixed megabyte of each stack every time.
 Stacks are counted per distinct chain of function names (a function without a symbol named
-by its library and the start the CFI gives it, liblzma.so.5+0x15b40), outermost first; the output is the functions most often on top (self) and on the stack (total),
-folded stacks for flamegraph.pl / speedscope / inferno (`--folded`), a flame graph drawn
-by swk (`--svg`), and what sampling cost the target: the share of the time its threads
-were stopped.
+by its library and the start the CFI gives it, liblzma.so.5+0x15b40), outermost first; the
+output is the functions most often on top (self) and on the stack (total), folded stacks for
+flamegraph.pl / speedscope / inferno (`--folded`), a flame graph drawn by swk (`--svg`), and
+what sampling cost the target: the share of the time its threads were stopped.
 """
 import collections
 import os
