@@ -11,13 +11,14 @@ import argparse
 import gc
 import io
 import os
+import pickle
 import signal
 import sys
 
 from .backends.core import CoreProcessState
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
-from .frontend import UniqueGroups, merge_threads, print_merge, run_bt
+from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
 from .merge import MergeTree
 from .options import MERGE_BY, SETTINGS, BtOptions, check_merge
 from .walker import DEFAULT_FRAME_CAP, Walker
@@ -125,7 +126,8 @@ def cmd_bt(args, out):
         if args.sysroot is not None and not os.path.isdir(args.sysroot):
             raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
     # merged stacks, and -unique's groups across processes, are printed once every process is walked
-    tree = MergeTree(opts.merge) if opts.merge else UniqueGroups() if opts.unique and len(targets) > 1 else None
+    several = len(targets) > 1
+    tree = (MergeTree(opts.merge) if opts.merge else UniqueGroups() if opts.unique else None) if several else None
     bt = cmd_bt_pid if args.pid is not None else cmd_bt_core
     for i, target in enumerate(targets):
         bt(args, opts, target, out, tree, i if len(targets) > 1 else None)
@@ -153,23 +155,45 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
         if args.thread not in tids:
             raise SwkError(f"swk: {what} has no thread {args.thread} (it has {', '.join(map(str, tids))})")
         tids = [args.thread]
-    if isinstance(tree, UniqueGroups):
-        names = [p for p in tree.processes]
+    workers = _workers(len(tids), opts, parallel)
+    if opts.unique and not opts.merge:
+        groups = tree if tree is not None else UniqueGroups()
         pid = ps.get_process_id()
-        return tree.add(walker, tids, opts, process=str(pid) if pid and str(pid) not in names else f"#{nth + 1}")
-    if tree is not None:
-        return merge_threads(tree, walker, tids, opts)
+        process = None if tree is None else str(pid) if pid and str(pid) not in groups.processes else f"#{nth + 1}"
+        groups.processes.append(process)
+        for entries in _in_shares(tids, workers, lambda share: groups.entries(walker, share, opts, process=process,
+                                                                              eager=workers > 1)):
+            groups.add_entries(entries)
+        if tree is None:
+            groups.print(opts, _sink(out))
+        return None
+    if opts.merge:
+        merged = tree if tree is not None else MergeTree(opts.merge)
+        proc = merged.add_process(ps.get_process_id(), ps.get_executable_path())
+        for entries in _in_shares(tids, workers, lambda share: merge_entries(walker, share, opts, merged.by)):
+            add_merge_entries(merged, proc, entries)
+        if tree is None:
+            print_merge(merged, opts, _sink(out))
+        return None
     if nth is not None:
         pid = ps.get_process_id()
         if not opts.json:
             out.write(("\n" if nth else "") + f"Process {pid or '?'} ({ps.get_executable_path() or '?'}):\n")
         info = _with_pid(pid, info)
     # every thread of a process is headed, as GDB's thread apply all does
-    workers = _workers(len(tids), opts, parallel)
-    if workers > 1:
-        return _run_shared(walker, tids, opts, out, info, workers)
-    run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
+    if workers == 1:
+        return run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
+    firsts = {}
 
+    def text(share):
+        buf = io.StringIO()
+        run_bt(walker, share, opts, _sink(buf), headers=True, thread_info=info, write=buf.write,
+               first=firsts[share[0]] if share else 0)
+        return buf.getvalue()
+    firsts.update((t, i) for i, t in enumerate(tids))
+    for part in _in_shares(tids, workers, text):
+        out.write(part)
+    return None
 
 #: Threads a process has before their walks are shared among forked workers: fewer are done
 #: before the workers would have started.
@@ -179,7 +203,7 @@ PARALLEL_MIN = 48
 def _workers(n, opts, parallel):
     """How many processes walk ``n`` threads: one, unless their memory is read-only (a core,
     the copies of a process let go) and there are enough of them and processors to share."""
-    if not parallel or opts.unique or opts.merge or n < 2:
+    if not parallel or n < 2:
         return 1
     forced = os.environ.get("SWK_WORKERS", "")
     if forced.isdigit() and int(forced) > 0:        # SWK_WORKERS=N: that many (1: none)
@@ -193,30 +217,31 @@ def _workers(n, opts, parallel):
     return max(1, min(cpus, 8, n // (PARALLEL_MIN // 2)))
 
 
-def _run_shared(walker, tids, opts, out, info, workers):
-    """The threads' walks and text shared among ``workers`` processes: the first thread is
-    walked here (what every walk needs, read once and inherited), then the others in
-    contiguous shares, each forked worker's text sent back through a pipe and printed in
-    thread order; this process walks the first share itself."""
-    run_bt(walker, tids[:1], opts, _sink(out), headers=True, thread_info=info, write=out.write)
+def _in_shares(tids, workers, work):
+    """[work(share)] over ``tids`` in order: the first thread alone, here (what every walk
+    needs is read once and inherited), then the others in ``workers`` contiguous shares, the
+    first of them here and each other by a forked worker whose result comes back pickled
+    through a pipe.  One worker: work(tids) here."""
+    if workers <= 1:
+        return [work(tids)]
+    results = [work(tids[:1])]
     rest = tids[1:]
-    cuts = [1 + len(rest) * k // workers for k in range(workers + 1)]
+    cuts = [len(rest) * k // workers for k in range(workers + 1)]
     children = []
     try:
         for k in range(1, workers):
-            children.append(_fork_share(walker, tids[cuts[k]:cuts[k + 1]], cuts[k], opts, info))
-        run_bt(walker, tids[cuts[0]:cuts[1]], opts, _sink(out), headers=True, thread_info=info,
-               write=out.write, first=cuts[0])
+            children.append(_fork_share(work, rest[cuts[k]:cuts[k + 1]]))
+        results.append(work(rest[cuts[0]:cuts[1]]))
         while children:
             pid, fd = children[0]
             with os.fdopen(fd, "rb") as f:
                 data = f.read()
             os.waitpid(pid, 0)
             children.pop(0)
-            text = data[1:].decode("utf-8", "surrogateescape")
             if data[:1] != b"0":
-                raise SwkError(text or "swk: a worker walking threads ended without a word")
-            out.write(text)
+                raise SwkError(data[1:].decode("utf-8", "replace") or
+                               "swk: a worker walking threads ended without a word")
+            results.append(pickle.loads(data[1:]))
     finally:
         for pid, fd in children:        # on an error or Ctrl-C: none is left behind
             try:
@@ -228,11 +253,12 @@ def _run_shared(walker, tids, opts, out, info, workers):
                 os.close(fd)
             except OSError:
                 pass
+    return results
 
 
-def _fork_share(walker, tids, first, opts, info):
-    """(pid, read end): a forked worker printing ``tids`` (the ``first``-th on) into a pipe,
-    "0" and its text, or "1" and one line saying what went wrong."""
+def _fork_share(work, share):
+    """(pid, read end): a forked worker sending work(share) into a pipe, pickled after a "0",
+    or "1" and one line saying what went wrong."""
     r, w = os.pipe()
     pid = os.fork()
     if pid:
@@ -243,13 +269,11 @@ def _fork_share(walker, tids, first, opts, info):
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)      # the parent says what happened
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        buf = io.StringIO()
-        run_bt(walker, tids, opts, _sink(buf), headers=True, thread_info=info, write=buf.write, first=first)
-        data = b"0" + buf.getvalue().encode("utf-8", "surrogateescape")
+        data = b"0" + pickle.dumps(work(share), pickle.HIGHEST_PROTOCOL)
     except SwkError as exc:
-        data = b"1" + str(exc).encode("utf-8", "surrogateescape")
+        data = b"1" + str(exc).encode("utf-8", "replace")
     except BaseException as exc:   # noqa: B036 - one line back to the parent, never a traceback
-        data = b"1" + f"swk: internal error: {exc.__class__.__name__}: {exc}".encode("utf-8", "surrogateescape")
+        data = b"1" + f"swk: internal error: {exc.__class__.__name__}: {exc}".encode("utf-8", "replace")
     try:
         view = memoryview(data)
         while view:

@@ -148,38 +148,72 @@ def _run_unique(walker, tids, opts, sink, past_main, top_inlines):
     groups.print(opts, sink)
 
 
+class Failed:
+    """A thread that could not be walked, as a ThreadStateError says it (kept where the
+    error itself is not: sent from a worker process)."""
+
+    def __init__(self, state, message):
+        self.state, self.message = state, message
+
+    def __str__(self):
+        return self.message
+
+
 class UniqueGroups:
     """Threads grouped by their stacks, from one process or several (swk bt --pid A,B
     --unique): a frame is its library and offset there (the same code wherever each process
-    loaded it), its kind, and the walk's end."""
+    loaded it), its kind, and the walk's end.  A process's threads become entries (entries()),
+    which may be made in other processes (forked workers), then groups (add_entries())."""
 
     def __init__(self):
         self.groups, self.failed, self.processes = {}, [], []
 
     def add(self, walker, tids, opts, past_main=True, top_inlines=None, process=None):
         """Walk ``tids`` of ``walker``'s process (named ``process`` among several) into the groups."""
+        self.processes.append(process)
+        self.add_entries(self.entries(walker, tids, opts, past_main, top_inlines, process))
+
+    @staticmethod
+    def entries(walker, tids, opts, past_main=True, top_inlines=None, process=None, eager=False):
+        """[("ok", who, key, text, presence) | ("failed", who, Failed)] of ``tids``: who is
+        (process, number, LWP); presence, for the first thread of each key here, its text with
+        arguments as "(...)" (``eager``), or a function making it; None for the others."""
         ps = walker.process_state
         aout = ps.library_state.get_aout() if ps.library_state is not None else None
         aout_path = aout.name if aout else None
-        self.processes.append(process)
         limit = opts.limit if opts.limit and opts.limit > 0 else None
+        out, seen = [], set()
         for tid in tids:
             num, os_tid = ps.thread_label(tid)
             who = (process, num, os_tid)
             try:
                 walk = walker.walk_stack(tid, max_frames=limit)
             except ThreadStateError as exc:
-                self.failed.append((who, exc))
+                out.append(("failed", who, Failed(exc.state, str(exc))))
                 continue
             if top_inlines is not None:
                 walk.top_inlines = top_inlines(tid)
             with collector_paused():
                 text = render(walk, opts, num, os_tid, aout_path, past_main)
             key = (tuple(_frame_key(f) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None))
+            presence = None
+            if key not in seen:
+                seen.add(key)
+                presence = _presence(walk, opts, num, os_tid, aout_path)
+                if eager:
+                    presence = presence()
+            out.append(("ok", who, key, text, presence))
+        return out
+
+    def add_entries(self, entries):
+        for entry in entries:
+            if entry[0] == "failed":
+                self.failed.append(entry[1:])
+                continue
+            _ok, who, key, text, presence = entry
             group = self.groups.get(key)
             if group is None:
-                group = self.groups[key] = {"members": [], "text": text, "first": (walk, num, os_tid, aout_path),
-                                            "differ": False}
+                group = self.groups[key] = {"members": [], "text": text, "presence": presence, "differ": False}
             elif text != group["text"]:
                 group["differ"] = True
             group["members"].append(who)
@@ -190,11 +224,9 @@ class UniqueGroups:
         for k, group in enumerate(order):
             members, text = group["members"], group["text"]
             if group["differ"]:                  # the members' arguments differ: shown as (...)
-                walk, num, os_tid, aout_path = group["first"]
-                plain = copy.copy(opts)
-                plain.frame_arguments = "presence"
-                with collector_paused():
-                    text = render(walk, plain, num, os_tid, aout_path, True)
+                text = group["presence"]
+                if callable(text):
+                    text = text()
             if opts.json:
                 line = json.loads(text[0])
                 line.pop("thread", None)
@@ -210,6 +242,17 @@ class UniqueGroups:
             if several and not opts.json:
                 lines[-1] = f"Process {process}: {lines[-1]}"
             sink(lines)
+
+
+def _presence(walk, opts, num, os_tid, aout_path):
+    """A function making a walk's text with its arguments as "(...)" (GDB's `print
+    frame-arguments presence`), for a group whose members' arguments differ."""
+    def make():
+        plain = copy.copy(opts)
+        plain.frame_arguments = "presence"
+        with collector_paused():
+            return render(walk, plain, num, os_tid, aout_path, True)
+    return make
 
 
 def _frame_key(frame):
@@ -229,17 +272,33 @@ def merge_threads(tree, walker, tids, opts, past_main=True, top_inlines=None):
     merge.MergeTree); a deep walk is read as it is found, its frames not kept."""
     ps = walker.process_state
     proc = tree.add_process(ps.get_process_id(), ps.get_executable_path())
+    add_merge_entries(tree, proc, merge_entries(walker, tids, opts, tree.by, past_main, top_inlines))
+
+
+def merge_entries(walker, tids, opts, by="function", past_main=True, top_inlines=None):
+    """[(number, LWP, names innermost first, or None and why not)] of ``tids``, for a MergeTree
+    (made here, or in a forked worker)."""
+    ps = walker.process_state
+    out = []
     for tid in tids:
         num, os_tid = ps.thread_label(tid)
         try:
             walk, rest = walker.walk_stack_head(tid, head=SEGMENT)
         except ThreadStateError as exc:
-            tree.failed.append((proc, num, os_tid, exc.state))
+            out.append((num, os_tid, None, exc.state))
             continue
         tops = top_inlines(tid) if top_inlines is not None else None
         with collector_paused():
-            labels = stack_labels(walk, rest, opts, past_main, tops, tree.by)
-        tree.add(proc, num, os_tid, labels)
+            out.append((num, os_tid, stack_labels(walk, rest, opts, past_main, tops, by), None))
+    return out
+
+
+def add_merge_entries(tree, proc, entries):
+    for num, os_tid, labels, why in entries:
+        if labels is None:
+            tree.failed.append((proc, num, os_tid, why))
+        else:
+            tree.add(proc, num, os_tid, labels)
 
 
 def print_merge(tree, opts, sink):

@@ -1,10 +1,11 @@
 """Many threads (issue 25): a process's threads walked by several processes at once.
 
 `swk bt --core` (and `--pid` on its copies) shares the threads of a process among forked
-workers (cli._run_shared).  The oracle is GDB's own `thread apply all bt` (past main, as the
+workers (cli._in_shares).  The oracle is GDB's own `thread apply all bt` (past main, as the
 command line walks) on a core of tests/corpus/pool.c with 120 workers parked in two places:
 every thread's frame lines, by LWP, must be GDB's, in GDB's thread order, whether one process walks them
-or four do (SWK_WORKERS), in text and in JSON; and a live process's threads the same.
+or four do (SWK_WORKERS), in text and in JSON; `--unique`'s groups those of GDB's stacks and
+`--merge`'s tree the same from any number of workers; and a live process's threads the same.
 """
 from __future__ import annotations
 
@@ -69,6 +70,16 @@ def test_shared_walks_are_gdbs(pool):
     jsons = {w: _cli(["bt", "--core", core, "--exe", pool, "--json"], w) for w in (1, 3)}
     assert jsons[3] == jsons[1]
     assert [json.loads(ln)["tid"] for ln in jsons[3].splitlines()] == [lwp for lwp, _ in gdb]
+    # --unique and --merge from shares walked by workers: the groups GDB's stacks make
+    groups = {}
+    for lwp, lines in gdb:
+        groups.setdefault(tuple(ln.split(" (")[0].split()[-1] for ln in lines), set()).add(lwp)
+    for extra in (["--unique", "--json"], ["--merge", "--json"]):
+        outs = {w: _cli(["bt", "--core", core, "--exe", pool, *extra], w) for w in (1, 4)}
+        assert outs[4] == outs[1], f"{extra}: four workers printed other text than one"
+        if extra[0] == "--unique":
+            got = [set(g["tids"]) for g in map(json.loads, outs[4].splitlines())]
+            assert sorted(map(sorted, got)) == sorted(map(sorted, groups.values()))
 
 
 @pytest.mark.swk
