@@ -460,6 +460,7 @@ class _Engine:
         self.d = lines.dwarf
         self.types = TypeReader(self.d, lines, _long_double_format(module))
         self._funcs = {}
+        self._heads = {}            # DIE offset -> Function without its scope tree (function_head_at)
         self._trees = {}
         self._fn_at = {}            # address -> Function (a walk asks for the same pcs again)
         self._scopes_memo = {}      # address -> [Scope]
@@ -496,6 +497,27 @@ class _Engine:
         if best is None:
             return None
         return self.function(cu, best)
+
+    def function_head_at(self, addr):
+        """The Function holding unbiased addr with its bounds, name and call sites only (no
+        scope tree, fn.block None) unless the whole one is made already: a tail-call search
+        visits functions no frame of the stack is in, and needs no more of them."""
+        d = self.d
+        try:
+            cu = d.cu_for(addr)
+            off = d.function_die_at(cu, addr) if cu is not None else None
+        except Exception:
+            return None
+        if off is None:
+            return None
+        fn = self._funcs.get(off) or self._heads.get(off)
+        if fn is None:
+            node = self.tree(cu, off)
+            ranges = _BlockBuilder(self).bounds(node) if node is not None else None
+            if not ranges:
+                return None
+            fn = self._heads[off] = Function(self, node.cu, off, self.lines.func_name_of(node.cu, off), ranges)
+        return fn
 
     def function(self, cu, off):
         fn = self._funcs.get(off)

@@ -83,7 +83,7 @@ class _Resolver:
         if found is None:
             module, bias = self.library_at(addr)
             eng = engine_for(module) if module is not None else None
-            fn = eng.function_at(addr - bias) if eng is not None else None
+            fn = eng.function_head_at(addr - bias) if eng is not None else None
             if fn is None or fn.entry_pc != addr - bias:
                 raise NoChain(f"no DWARF function starts at 0x{addr:x}")
             sites = [TailSite(module, bias, fn, pc, node) for pc, node in sorted(call_sites(fn).items())
