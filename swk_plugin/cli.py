@@ -146,7 +146,8 @@ def _sink(out):
 
 
 def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=True):
-    """Print (or, ``tree``: merge, or group by stack) the threads of one process; ``nth``: its place among several
+    """Print the threads of one process, or group them by stack (--unique), or merge them
+    (--merge), into ``tree`` where several processes share one; ``nth``: its place among several
     (None: the only one), which heads its threads with the process; ``parallel``: its memory
     does not change (a core, copies), so many threads may be walked by several processes."""
     ps = walker.process_state
@@ -194,6 +195,7 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
     for part in _in_shares(tids, workers, text):
         out.write(part)
     return None
+
 
 #: Threads a process has before their walks are shared among forked workers: fewer are done
 #: before the workers would have started.

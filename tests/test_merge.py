@@ -176,7 +176,8 @@ def test_merge_on_a_core_with_the_command_line(pool, tmp_path):
     got, problems = swk_tree(top)
     errs += problems + tree_errors(got, want)
     # the picture: one box per node (and one for all threads), titled with its threads
-    boxes = sorted((m.group(1), int(m.group(2))) for t in ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}title")
+    titles = ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}title")
+    boxes = sorted((m.group(1), int(m.group(2))) for t in titles
                    if (m := re.match(r"(.*) \((\d+) threads?, ", t.text or "")))
     nodes = sorted([(path[-1][0], len(who)) for path, who in got.items()] + [("all", N + 1)])
     if boxes != nodes:
@@ -208,7 +209,8 @@ def test_merge_across_processes_live(pool):
             out = T.run_cmd([T.GDB, "-nx", "-batch", "-p", str(pr.pid), *sum(
                 (["-ex", c] for c in (*SETTINGS, "set backtrace past-main on",
                                       *T.marked_commands("GDBALL", "thread apply all bt"))), [])], timeout=120).stdout
-            want_paths.update({(pr.pid, lwp): path for lwp, path in gdb_paths(T.between_markers(out, "GDBALL")).items()})
+            paths = gdb_paths(T.between_markers(out, "GDBALL"))
+            want_paths.update({(pr.pid, lwp): path for lwp, path in paths.items()})
         pids = ",".join(str(pr.pid) for pr in procs)
         p = T.run_swk_cli(["bt", "--pid", pids, "--merge", "--json"])
         plain = T.run_swk_cli(["bt", "--pid", pids])
