@@ -915,3 +915,20 @@ def test_stack_overflow_in_lldb():
     cli = T.run_swk_cli(["bt", "--core", core, "--exe", exe], timeout=900)
     assert cli.returncode == 0, cli.stdout[-2000:]
     assert gdb_lines == [ln for ln in cli.stdout.splitlines() if ln.startswith(("#", "[\u2026"))]
+
+
+def test_stack_overflow_live_in_lldb():
+    """The 8 MiB overflow live in LLDB, stopped by its SIGSEGV (no core): swk-bt reaches main,
+    numbered as rec_plain's own counter says, the recursion one line."""
+    exe = T.build(["overflow.c"], "overflow-O2", ("-O2", "-g"))
+    out = run_lldb(lldb_argv([f"target create {exe}"], ["process launch -- 8192 plain"], marked(["swk-bt"])),
+                   timeout=900)
+    lines = [ln for ln in between(out, open_end=True) if ln.strip() and not ln.startswith("(lldb)")]
+    assert "Traceback" not in out and not any(ln.startswith("error:") for ln in lines), out[-3000:]
+    top = next((re.match(r"\s*\* frame #0: 0x[0-9a-f]+ \S+`rec_plain\(n=(\d+)\)", ln) for ln in lines
+                if "frame #0:" in ln), None)
+    assert top, "\n".join(lines[:5])
+    depth = int(top.group(1))
+    assert depth > 200_000, depth
+    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+", ln)
+               for ln in lines), "\n".join(lines[:12])
