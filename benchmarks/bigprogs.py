@@ -1,0 +1,110 @@
+"""swk on big real programs with distribution DWARF (issue 25, item 4), against GDB, in one run.
+
+    .venv/bin/python benchmarks/bigprogs.py [--runs N] [--only NAME[,NAME...]]
+
+Each program is started parked in a known place (Debian's own binaries, their DWARF from the -dbg
+packages scripts/setup.sh installs: python3.11 + python3.11-dbg in a 30-deep Python recursion
+sleeping; lua5.4 + liblua5.4-0-dbg blocked reading its stdin; sqlite3's shell and bash blocked
+reading stdin, with libc6-dbg), then, --runs times, interleaved, each a fresh process on the same
+running program:
+  `swk bt --pid P`                         against `gdb -p P -batch -ex 'thread apply all bt'`
+  `gdb -p P -ex 'source gdb_init.py' -ex swk-bt`   against `gdb -p P -ex bt`   (attach + first walk)
+Medians of wall time, the ratios, and issue 25's goals beside them: `swk bt --pid` <= 0.5x `gdb -p`;
+in GDB, the first swk-bt adds at most a quarter to attach + bt (ratio <= 1.25).  Times are printed,
+never asserted.  Needs ptrace (root, or kernel.yama.ptrace_scope 0).
+"""
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+from harness import REPO, SWK, SWK_ENV, code_version
+
+GDB = ["gdb", "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-ex", "set pagination off"]
+PY_SCRIPT = "import time\ndef f(n):\n    if n == 0:\n        time.sleep(10000)\n    return f(n - 1)\nf(30)\n"
+
+#: name -> (argv, whether it reads stdin (kept open and silent), what it needs installed)
+PROGRAMS = {
+    "python3.11": (["python3.11", "-c", PY_SCRIPT], False, "python3.11, python3.11-dbg"),
+    "lua5.4": (["lua5.4", "-e", "io.read()"], True, "lua5.4, liblua5.4-0-dbg"),
+    "sqlite3": (["sqlite3"], True, "sqlite3"),
+    "bash": (["bash", "-c", "read x"], True, "bash"),
+}
+GOALS = {"pid": 0.5, "gdb": 1.25}
+
+
+def start(argv, stdin):
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(1.0)               # parked: asleep, or blocked in read
+    if proc.poll() is not None:
+        raise SystemExit(f"benchmark: {argv[0]} ended at once")
+    return proc
+
+
+def wall(argv, env=None):
+    t = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=REPO, timeout=600)
+    took = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"benchmark: {' '.join(argv)} exited {p.returncode}: {p.stdout[-600:]!r}")
+    return took, p.stdout.decode(errors="replace")
+
+
+def bench(name, runs):
+    argv, stdin, _needs = PROGRAMS[name]
+    proc = start(argv, stdin)
+    pid = str(proc.pid)
+    kinds = {
+        "swk --pid": ([str(SWK), "bt", "--pid", pid], SWK_ENV),
+        "gdb -p": ([*GDB, "-p", pid, "-ex", "thread apply all bt"], None),
+        "gdb + swk-bt": ([*GDB, "-p", pid, "-ex", f"source {REPO / 'gdb_init.py'}", "-ex", "swk-bt"], None),
+        "gdb + bt": ([*GDB, "-p", pid, "-ex", "bt"], None),
+    }
+    times = {k: [] for k in kinds}
+    frames = {}
+    try:
+        for _ in range(runs):
+            for k, (a, env) in kinds.items():
+                t, out = wall(a, env)
+                times[k].append(t)
+                frames[k] = sum(1 for ln in out.splitlines() if ln.startswith("#"))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"== {name} (pid {pid}): frames printed " + ", ".join(f"{k} {n}" for k, n in frames.items()) + " ==")
+    for k in kinds:
+        print(f"  {k:<14} {med[k]:7.3f}s")
+    r_pid = med["swk --pid"] / med["gdb -p"]
+    r_gdb = med["gdb + swk-bt"] / med["gdb + bt"]
+    print(f"  swk bt --pid / gdb -p            {r_pid:5.2f}x  (goal <= {GOALS['pid']}x: "
+          f"{'met' if r_pid <= GOALS['pid'] else 'NOT MET'})")
+    print(f"  attach + swk-bt / attach + bt    {r_gdb:5.2f}x  (goal <= {GOALS['gdb']}x: "
+          f"{'met' if r_gdb <= GOALS['gdb'] else 'NOT MET'})")
+    return r_pid, r_gdb
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", help="comma-separated program names: " + ", ".join(PROGRAMS))
+    args = ap.parse_args()
+    names = args.only.split(",") if args.only else list(PROGRAMS)
+    print(f"swk on big programs ({os.uname().machine}, {os.cpu_count()} cores); medians of {args.runs} runs, "
+          f"each a fresh process, interleaved; swk: {code_version()}")
+    missing = [n for n in names if n not in PROGRAMS or shutil.which(PROGRAMS[n][0][0]) is None]
+    for n in missing:
+        print(f"  {n}: not installed ({PROGRAMS[n][2] if n in PROGRAMS else 'unknown program'}): left out")
+    results = {n: bench(n, args.runs) for n in names if n not in missing}
+    met = all(a <= GOALS["pid"] and b <= GOALS["gdb"] for a, b in results.values())
+    print(f"== issue 25's big-program goals: {'all met' if met else 'NOT all met'} ==")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
