@@ -314,7 +314,8 @@ def _options(args):
 
 
 def cmd_bt_pid(args, opts, pid, out, tree, nth):
-    """Attach, stop, copy (or walk, --stopped / --full), resume; the process is left as it was."""
+    """Attach; each thread stopped, copied and let go in turn (or all held while they are
+    walked: --stopped / --full); the process is left as it was."""
     # the ptrace back-end (and the profiler) only for a live process: a core's walk, a fresh
     # process each time, does not pay for importing them
     from .backends.ptrace import DEFAULT_STACK_BYTES, PtraceProcessState, Tracer
@@ -322,10 +323,11 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
     stopped = args.stopped or args.full
     stack_bytes = DEFAULT_STACK_BYTES if args.stack_bytes is None else args.stack_bytes
     with Tracer(pid) as tracer:
-        tracer.stop()
-        tracer.capture(0 if stopped else stack_bytes, read_proc_maps(pid))
-        if not stopped:
-            tracer.detach()                  # the pause ends here: the walks run on the copies
+        if stopped:                          # every thread held until every walk is done
+            tracer.stop()
+            tracer.capture(0, read_proc_maps(pid))
+        else:                                # each thread paused for its own copy only
+            tracer.copy_each(stack_bytes, read_proc_maps(pid))
         ps = PtraceProcessState(tracer, live_stacks=stopped)
 
         def info(tid):

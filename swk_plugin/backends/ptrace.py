@@ -94,6 +94,7 @@ class Tracer:
         self.gone = set()            # tids that exited while attached
         self.memory = ptrace.MemoryReader(pid)
         self._old_term = None
+        self._regions = None         # (regions given, sorted by start, their starts)
 
     # --- attach / detach -------------------------------------------------------------------
     def __enter__(self):
@@ -132,46 +133,76 @@ class Tracer:
         self.attach()                               # threads created since the last stop
         now = time.perf_counter()
         for tid in list(self.seized):
-            if tid in self.stopped:
-                continue
-            try:
-                ptrace.interrupt(tid)
-            except ptrace.PtraceError as exc:
-                if exc.errno == errno.ESRCH:
-                    self._lost(tid)
-                    continue
-                raise
+            if tid not in self.stopped:
+                self._interrupt(tid)
         for tid in list(self.seized):
-            if tid in self.stopped:
-                continue
-            snap = self.threads.get(tid) or ThreadSnapshot(tid)
-            self.threads[tid] = snap
-            while True:
-                try:
-                    st = ptrace.wait(tid)
-                except ptrace.PtraceError:
-                    self._lost(tid)
-                    break
-                if st.gone:
-                    self._lost(tid)
-                    break
-                if not st.stopped:
-                    continue
-                snap.stopped_at = time.perf_counter()
-                snap.resumed_at = None
-                if st.event == ptrace.PTRACE_EVENT_STOP:
-                    # our interrupt, or the process's own job control (a group-stop)
-                    snap.group_stop = st.signal in ptrace.GROUP_STOP_SIGNALS
-                    snap.signal = 0
-                elif st.event == 0:
-                    # a signal arrived first: it is delivered when the thread goes on
-                    snap.signal = st.signal
-                    snap.group_stop = False
-                else:
-                    snap.signal = 0
-                self.stopped.add(tid)
-                break
+            if tid not in self.stopped:
+                self._wait_stopped(tid)
         return now
+
+    def copy_each(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None):
+        """Each thread in turn stopped, copied (capture) and detached at once, with the
+        signal it was stopped for (one the process itself stopped stays stopped): each is
+        paused for its own copy only, not for every thread's."""
+        self.attach()
+        for tid in list(self.seized):
+            if tid not in self.stopped and not self._interrupt(tid):
+                continue
+            if tid not in self.stopped and not self._wait_stopped(tid):
+                continue
+            self.capture(stack_bytes, regions, tids=[tid])
+            snap = self.threads.get(tid)
+            try:
+                ptrace.detach(tid, snap.signal if snap is not None else 0)
+            except ptrace.PtraceError:
+                pass                 # gone meanwhile
+            if snap is not None:
+                snap.resumed_at = time.perf_counter()
+                snap.signal = 0
+            self.seized.remove(tid)
+            self.stopped.discard(tid)
+
+    def _interrupt(self, tid):
+        """PTRACE_INTERRUPT one thread; False when it is gone."""
+        try:
+            ptrace.interrupt(tid)
+        except ptrace.PtraceError as exc:
+            if exc.errno == errno.ESRCH:
+                self._lost(tid)
+                return False
+            raise
+        return True
+
+    def _wait_stopped(self, tid):
+        """Wait until an interrupted thread is in its ptrace-stop, noting why it stopped;
+        False when it is gone."""
+        snap = self.threads.get(tid) or ThreadSnapshot(tid)
+        self.threads[tid] = snap
+        while True:
+            try:
+                st = ptrace.wait(tid)
+            except ptrace.PtraceError:
+                self._lost(tid)
+                return False
+            if st.gone:
+                self._lost(tid)
+                return False
+            if not st.stopped:
+                continue
+            snap.stopped_at = time.perf_counter()
+            snap.resumed_at = None
+            if st.event == ptrace.PTRACE_EVENT_STOP:
+                # our interrupt, or the process's own job control (a group-stop)
+                snap.group_stop = st.signal in ptrace.GROUP_STOP_SIGNALS
+                snap.signal = 0
+            elif st.event == 0:
+                # a signal arrived first: it is delivered when the thread goes on
+                snap.signal = st.signal
+                snap.group_stop = False
+            else:
+                snap.signal = 0
+            self.stopped.add(tid)
+            return True
 
     def resume(self):
         """Let every stopped thread go on as it was: with its pending signal; a thread in
@@ -224,15 +255,17 @@ class Tracer:
         self.gone.add(tid)
 
     # --- what is copied while stopped ----------------------------------------------------
-    def capture(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, notes=True):
-        """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread:
-        ``stack_bytes`` from its sp, or ``stack_bytes(tid)`` (a profiler's copy as deep as
-        that thread's last walk needed)."""
+    def capture(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, notes=True, tids=None):
+        """Registers, FP/TLS register sets (``notes``) and the stack of every stopped thread
+        (or of ``tids``): ``stack_bytes`` from its sp, or ``stack_bytes(tid)`` (a profiler's
+        copy as deep as that thread's last walk needed)."""
         rs = self.arch.regsets
         self.captures += 1
-        regions = sorted(regions or (), key=lambda r: r.start)
-        starts = [r.start for r in regions]
-        for tid in list(self.stopped):
+        if self._regions is None or self._regions[0] is not regions:
+            ordered = sorted(regions or (), key=lambda r: r.start)
+            self._regions = (regions, ordered, [r.start for r in ordered])
+        _given, regions, starts = self._regions
+        for tid in list(self.stopped) if tids is None else tids:
             snap = self.threads[tid]
             try:
                 raw = ptrace.getregset(tid, NT_PRSTATUS, rs.USER_REGS_SIZE)
