@@ -270,3 +270,37 @@ def test_core_command_imports_only_what_a_core_walk_needs():
                        cwd=str(PKG.parent))
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == [], f"imported with the command line: {p.stdout.strip()}"
+
+
+def test_no_architecture_module_probed_with_hasattr():
+    """An architecture's modules state every hook their callers ask for (None where it has
+    none: AArch64's signal_frame.frame_kind): no code outside swk_plugin/arch/ asks
+    hasattr(x, NAME) of a name an architecture module defines (issue 26's kit)."""
+    arch_names = set()
+    for path in (PKG / "arch").rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            targets = [t for n in [node] if isinstance(n, (ast.Assign, ast.AnnAssign))
+                       for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+            arch_names.update(t.id for t in targets if isinstance(t, ast.Name))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                arch_names.add(node.name)
+    bad = []
+    for rel, _path, tree in modules():
+        if rel.startswith("arch/"):
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
+                    and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in arch_names):
+                bad.append(f"{rel}:{node.lineno}: hasattr(..., {node.args[1].value!r})")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_signal_layout_states_its_hooks():
+    """The hooks the signal-frame stepper and the locals ask of ``arch.signal_frame``, in every
+    architecture (None where it has none)."""
+    from swk_plugin.arch import _BY_NAME
+    for cls in set(_BY_NAME.values()):
+        layout = cls.signal_frame
+        missing = [h for h in ("frame_kind", "rule_at", "SC_OFFSETS", "SC_GREGS_SIZE") if not hasattr(layout, h)]
+        assert not missing, f"{cls.name}'s signal_frame lacks {missing}"

@@ -54,6 +54,9 @@ class Architecture:
     #: General registers as the debuggers name them, indexed by DWARF number.
     general = ()
     signal_frame = calls = prologue = analysis = scan = regsets = None
+    #: Linux system call numbers of the calls swk makes itself on a machine of this
+    #: architecture (process_vm_readv, for the ptrace back-end's memory reads).
+    syscalls = {}
     capstone_mode = None
     #: Floating-point and vector registers by DWARF number: (bytes, the names debuggers
     #: may give it, widest first).  Back-ends read them only when a value lives in one.

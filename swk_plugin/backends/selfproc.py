@@ -58,7 +58,7 @@ class SelfCapture:
         self.captures += 1
         arch = self.arch
         layout = arch.signal_frame
-        if layout is None or not hasattr(layout, "SC_OFFSETS"):
+        if layout is None or layout.SC_OFFSETS is None:
             raise SwkError(f"swk: walk_self does not know {arch.name}'s signal frames")
         tid = threading.get_native_id()
         regions = read_proc_maps(self.pid) or []

@@ -240,7 +240,7 @@ def _plt_symbols(module, shdrs, dyn_names):
         plt = from_elf_machine(module.machine).calls
     except UnsupportedArchitecture:
         return []
-    if plt is None or not hasattr(plt, "plt_entry_slot"):
+    if plt is None:
         return []
     is64 = module.elfclass == 64
     endian = "<" if module.little_endian else ">"

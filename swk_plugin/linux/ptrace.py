@@ -11,6 +11,7 @@ import ctypes
 import errno
 import os
 
+from ..arch import UnsupportedArchitecture, host_architecture
 from ..errors import SwkError
 
 PTRACE_CONT = 7
@@ -27,7 +28,6 @@ SIGTRAP = 5
 SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU = 19, 20, 21, 22
 #: The signals a group-stop reports (with PTRACE_EVENT_STOP): the process was stopped.
 GROUP_STOP_SIGNALS = frozenset({SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU})
-SYS_PROCESS_VM_READV = {"x86_64": 310, "aarch64": 270, "i686": 347, "i386": 347}
 
 
 class PtraceError(SwkError):
@@ -152,13 +152,22 @@ def getsiginfo(tid, size=128):
     return buf.raw
 
 
+def _host_syscall(name):
+    """The number of system call ``name`` on this machine (its architecture's fact), or None:
+    then /proc/PID/mem is read instead."""
+    try:
+        return host_architecture().syscalls.get(name)
+    except UnsupportedArchitecture:
+        return None
+
+
 class MemoryReader:
     """Reads a process's memory: process_vm_readv (one system call, no stop needed), else
     /proc/PID/mem (which ptrace-attached tracers may read).  Never writes."""
 
     def __init__(self, pid):
         self.pid = pid
-        self._nr = SYS_PROCESS_VM_READV.get(os.uname().machine)
+        self._nr = _host_syscall("process_vm_readv")
         self._mem = None
 
     def read(self, addr, size):

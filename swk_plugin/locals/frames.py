@@ -156,7 +156,7 @@ def _signal_fp_source(ps, trampoline):
             return None
         if not saved:
             try:
-                if hasattr(layout, "frame_kind"):
+                if layout.frame_kind is not None:
                     kind = layout.frame_kind(code_at, trampoline.ra,
                                              bool(trampoline.is_top or trampoline.non_call),
                                              lambda: trampoline.name)

@@ -96,12 +96,12 @@ class SigHandlerStepper(FrameStepper):
             return Gcf.NOT_ME, "not a signal trampoline"
         ps = self.process_state
         layout = ps.arch.signal_frame
-        if not hasattr(layout, "frame_kind"):
+        if layout.frame_kind is None:
             # one kind of frame, whose size the layout may read from the frame itself
             # (AArch64's __reserved records)
             try:
                 ps.read_memory(layout.sigcontext_address(frame.sp), layout.SC_GREGS_SIZE)
-                rule = layout.rule_at(ps.read_memory, frame.sp) if hasattr(layout, "rule_at") else layout.rule()
+                rule = layout.rule_at(ps.read_memory, frame.sp) if layout.rule_at is not None else layout.rule()
                 caller, _cfa = caller_by_rule(frame, rule, ps)
             except MemoryReadError as exc:
                 return Gcf.NOT_ME, Note(f"signal trampoline (by {how}) but its sigcontext is unreadable ({exc})",

@@ -43,6 +43,7 @@ class AArch64(Architecture):
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
     regsets = regsets
+    syscalls = {"process_vm_readv": 270}
     capstone_mode = ("CS_ARCH_ARM64", "CS_MODE_ARM")
     fp_registers = registers.FP_REGISTERS
     thread_pointer = registers.THREAD_POINTER

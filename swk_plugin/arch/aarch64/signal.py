@@ -80,6 +80,11 @@ MAX_RECORDS = 64
 MAX_EXTRA = 1 << 20
 
 
+#: One kind of signal frame here (rt_sigframe): no frame_kind; its size is read from the frame
+#: itself (rule_at).
+frame_kind = None
+
+
 def sigcontext_address(tramp_sp):
     """The sigcontext's address, given the stack pointer in the trampoline's frame."""
     return tramp_sp + UC_FROM_SP + UC_MCONTEXT

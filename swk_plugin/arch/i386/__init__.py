@@ -33,6 +33,7 @@ class I386(Architecture):
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
     regsets = regsets
+    syscalls = {"process_vm_readv": 347}
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_32")
     fp_registers = registers.FP_REGISTERS
     x87_registers = frozenset(registers.X87)

@@ -139,6 +139,10 @@ def is_trampoline_code(code):
     return any(code.startswith(pattern) for pattern, _int_at, _kinds in TRAMPOLINES)
 
 
+#: The frame's size is known without reading it: no rule_at.
+rule_at = None
+
+
 def frame_kind(code_at, pc, exact, name=None):
     """The SignalFrame of a trampoline frame at ``pc``: from its code, else from its
     symbol's ``name()`` (called only when needed); None when neither says."""

@@ -29,6 +29,7 @@ class X86_64(Architecture):
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
     regsets = regsets
+    syscalls = {"process_vm_readv": 310}
     #: capstone's (arch, mode) for this instruction set.
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_64")
     fp_registers = registers.FP_REGISTERS

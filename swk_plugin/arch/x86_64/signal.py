@@ -154,6 +154,10 @@ class _SignalFrame:
 RT_SIGFRAME = _SignalFrame()
 
 
+#: The frame's size is known without reading it: no rule_at.
+rule_at = None
+
+
 def frame_kind(code_at, pc, exact, name=None):
     """The kind of signal frame a trampoline at ``pc`` returns from: always the rt_sigframe."""
     return RT_SIGFRAME
