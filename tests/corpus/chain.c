@@ -1,6 +1,6 @@
 /* chain: main -> a -> b -> c -> stop_here.
- * Stop: "break stop_here" + "run", or "run trap" which executes an int3
- * (brk #0 on AArch64) inside stop_here (for stripped builds where gdb has no
+ * Stop: "break stop_here" + "run", or "run trap" which executes the machine's breakpoint
+ * instruction (SWK_TRAP: int3, brk #0 on AArch64) inside stop_here (for stripped builds where gdb has no
  * symbol to break on).
  * Expected chain (top->bottom): stop_here c b a main <libc start> _start */
 #include <string.h>
@@ -12,11 +12,7 @@ static volatile int trap_mode;
 SWK_FN int stop_here(int x)
 {
     if (trap_mode)
-#if defined(__aarch64__)
-        __asm__ __volatile__("brk #0");
-#else
-        __asm__ __volatile__("int3");
-#endif
+        SWK_TRAP();
     swk_sink += x;
     SWK_KEEP();
     return x + 1;

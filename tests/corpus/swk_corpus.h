@@ -32,8 +32,28 @@
 /* AArch64 (tests/test_aarch64.py): callee-saved x19-x21 in every place, so each function
  * still saves registers and moves sp without a frame record. */
 #define CLOBBER(...) __asm__ __volatile__("" ::: "x19", "x20", "x21", "memory")
+#elif defined(__powerpc64__)
+/* Power-64 (tests/test_ppc64.py): callee-saved r14-r16. */
+#define CLOBBER(...) __asm__ __volatile__("" ::: "r14", "r15", "r16", "memory")
+#elif defined(__riscv)
+#define CLOBBER(...) __asm__ __volatile__("" ::: "s1", "s2", "s3", "memory")
+#elif defined(__s390x__)
+#define CLOBBER(...) __asm__ __volatile__("" ::: "r6", "r7", "r8", "memory")
 #else
 #define CLOBBER(...) __asm__ __volatile__("" ::: __VA_ARGS__, "memory")
+#endif
+
+/* A breakpoint instruction of the machine's own (SIGTRAP), for stops without symbols. */
+#if defined(__aarch64__)
+#define SWK_TRAP() __asm__ __volatile__("brk #0")
+#elif defined(__powerpc64__)
+#define SWK_TRAP() __asm__ __volatile__("trap")
+#elif defined(__riscv)
+#define SWK_TRAP() __asm__ __volatile__("ebreak")
+#elif defined(__s390x__)
+#define SWK_TRAP() __asm__ __volatile__(".short 0x0001")
+#else
+#define SWK_TRAP() __asm__ __volatile__("int3")
 #endif
 
 #ifdef __cplusplus
