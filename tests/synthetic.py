@@ -37,6 +37,7 @@ class FakeSymbols:
 class FakeModule:
     """What steppers need of an ElfModule: sections, spans, symbols (unbiased)."""
     ptr_size = 8
+    machine = "EM_X86_64"
 
     def __init__(self, name, text=(0x1000, 0x9000), sections=(), symbols=()):
         self.name = self.path = name

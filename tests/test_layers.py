@@ -1,6 +1,8 @@
 """The shape of swk_plugin, checked: layers that import one way, no module over 800 lines,
 no instruction-set fact (x86-64's or AArch64's) outside swk_plugin/arch/, back-ends independent of each other, no
-cache hung on another module's objects (docs/design.md has the map).
+cache hung on another module's objects (docs/design.md has the map).  And the architecture kit's
+interface (issue 26): nothing outside arch/ names an architecture, probes an Architecture or its
+kits with getattr/hasattr, or reads a hook arch/base.py does not state.
 
 Read from the source with ast, so these hold for code paths no other test runs.
 """
@@ -233,10 +235,11 @@ def test_architectures_offer_one_interface(kit):
     plt_slot without the got_base the wanderer passes)."""
     import importlib
     import inspect
+    from swk_plugin.arch import ARCHITECTURES
     mods = {}
-    for arch in ("x86_64", "i386", "aarch64"):
+    for cls in ARCHITECTURES:           # every registered architecture's own package
         try:
-            mods[arch] = importlib.import_module(f"swk_plugin.arch.{arch}.{kit}")
+            mods[cls.name] = importlib.import_module(f"{cls.__module__}.{kit}")
         except ModuleNotFoundError:
             continue
     names = set.intersection(*({n for n, v in vars(m).items() if inspect.isfunction(v) and not n.startswith("_")
@@ -296,11 +299,168 @@ def test_no_architecture_module_probed_with_hasattr():
     assert not bad, "\n".join(bad)
 
 
+#: Names of architectures (uname's, GDB's, LLDB's, the ELF's, Debian's triplets'), as words:
+#: nothing outside swk_plugin/arch/ names one in code (issue 26: an architecture is added in
+#: arch/ alone).  "EM_X86_64" names one; "0x32" and "rax" do not.
+ARCH_NAMES = re.compile(r"(?<![a-z0-9])(x86[-_]?64|amd64|i[3-6]86|aarch64|arm64|ppc64(?:le)?|powerpc(?:64)?(?:le)?|"
+                        r"riscv(?:32|64)?|s390x?|x32)(?![a-z0-9])", re.I)
+
+
+def _prose(tree):
+    """The string constants that are prose: docstrings, and strings standing as statements."""
+    return {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)}
+
+
+def _names_in_code(tree):
+    """(line, text) of every identifier and string constant of the code, prose left out."""
+    prose = _prose(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            yield node.lineno, node.value
+        elif isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.lineno, node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.lineno, node.name
+        elif isinstance(node, ast.arg):
+            yield node.lineno, node.arg
+        elif isinstance(node, ast.keyword) and node.arg:
+            yield node.value.lineno, node.arg
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                yield node.lineno, f"{getattr(node, 'module', '') or ''} {alias.name} {alias.asname or ''}"
+
+
+def test_no_architecture_named_outside_arch():
+    """Issue 26: the diff that adds an architecture touches arch/, the registry, docs and tests
+    only, so no other module names one (an ELF machine table, a debugger's default
+    architecture): they ask arch/ (machine_name, host_architecture)."""
+    bad = []
+    for rel, _path, tree in modules():
+        if rel.startswith("arch/"):
+            continue
+        for line, text in _names_in_code(tree):
+            m = ARCH_NAMES.search(text)
+            if m:
+                bad.append(f"{rel}:{line}: {m.group(0)!r} in {text[:60]!r}")
+    assert not bad, "\n".join(sorted(set(bad)))
+
+
+def test_the_architecture_name_pattern():
+    """What test_no_architecture_named_outside_arch takes for an architecture's name."""
+    for name in ("x86_64", "x86-64", "EM_X86_64", "amd64", "i386", "i686", "i386:x86-64", "aarch64", "arm64",
+                 "ppc64", "ppc64le", "powerpc64le", "riscv64", "s390x", "x32", "EM_PPC64", "EM_S390"):
+        assert ARCH_NAMES.search(name), name
+    for other in ("0x32", "rax", "x86", "EM_386", "rip", "s3900", "xmm32", "riscvish"):
+        assert not ARCH_NAMES.search(other), other
+
+
+#: The kits an Architecture points at (arch/base.py), and what builds an Architecture.
+KIT_TOPICS = ("signal_frame", "calls", "prologue", "analysis", "scan", "regsets")
+ARCH_FACTORIES = ("from_elf_machine", "get_architecture", "host_architecture")
+
+
+def _arch_kind(node, aliases):
+    """"arch" if ``node`` is an Architecture, a kit's topic if it is one of its kits, else None:
+    ``arch``, ``x.arch``, ``from_elf_machine(...)``, ``x.arch.calls``, and names bound to them."""
+    if isinstance(node, ast.Name):
+        return "arch" if node.id == "arch" else aliases.get(node.id)
+    if isinstance(node, ast.Attribute):
+        if node.attr == "arch":
+            return "arch"
+        if node.attr in KIT_TOPICS and _arch_kind(node.value, aliases) == "arch":
+            return node.attr
+        return None
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        return "arch" if name in ARCH_FACTORIES else None
+    return None
+
+
+def _arch_uses():
+    """(rel, node, kind, aliases) for every scope of every module outside arch/: the names
+    bound there to an Architecture or a kit (one assignment away, chains followed)."""
+    for rel, _path, tree in modules():
+        if rel.startswith("arch/"):
+            continue
+        for scope in [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            aliases = {}
+            assigns = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                       and isinstance(n.targets[0], ast.Name)]
+            changed = True
+            while changed:
+                changed = False
+                for n in assigns:
+                    kind = _arch_kind(n.value, aliases)
+                    if kind is not None and aliases.get(n.targets[0].id) != kind:
+                        aliases[n.targets[0].id] = kind
+                        changed = True
+            yield rel, scope, aliases
+
+
+def test_no_architecture_probed_with_getattr_or_hasattr():
+    """Issue 26's kit: every hook of an Architecture and its kits is stated with a default
+    (arch/base.py), so nothing outside swk_plugin/arch/ asks getattr/hasattr of an
+    Architecture, ``x.arch``, ``x.arch.<kit>`` or a name bound to one."""
+    bad = set()
+    for rel, scope, aliases in _arch_uses():
+        for node in ast.walk(scope):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and node.args
+                    and _arch_kind(node.args[0], aliases) is not None):
+                bad.add(f"{rel}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def _stated_hooks():
+    """{kind: names} an Architecture and each kit state (arch/base.py, arch/regsets.py)."""
+    from swk_plugin.arch import X86_64, base
+    stated = {"arch": set(dir(base.Architecture)) | set(vars(base.Architecture()))}
+    for kit in base.KITS:
+        stated[kit.topic] = set(kit.hooks)
+    stated["regsets"] = {n for n in dir(X86_64.regsets) if not n.startswith("_")}
+    return stated
+
+
+def test_only_stated_hooks_are_read_outside_arch():
+    """What code outside swk_plugin/arch/ reads of an Architecture or its kits is part of the
+    stated interface: a new architecture that states it (its defaults filled in) serves every
+    caller; a name only some architectures have would break on the others."""
+    stated = _stated_hooks()
+    bad = set()
+    for rel, scope, aliases in _arch_uses():
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Attribute):
+                kind = _arch_kind(node.value, aliases)
+                if kind is not None and node.attr not in stated[kind]:
+                    bad.add(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]} ({kind} states no {node.attr})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_every_architecture_states_its_kits():
+    """Every registered architecture's kits state their REQUIRED hooks (the lazy ones too,
+    imported here), and its register sets agree with it on byte order."""
+    from swk_plugin.arch import ARCHITECTURES, base
+    for cls in ARCHITECTURES:
+        arch = cls()
+        for kit in base.KITS:
+            view = getattr(arch, kit.topic)
+            if view is None:
+                assert kit.optional, f"{cls.name} has no {kit.topic}"
+                continue
+            assert set(kit.hooks) <= set(vars(view)), f"{cls.name}'s {kit.topic}"
+        assert arch.regsets.byteorder == arch.byteorder, cls.name
+        assert arch.elf_machine is not None and cls.name not in cls.aliases, cls.name
+
+
 def test_every_signal_layout_states_its_hooks():
     """The hooks the signal-frame stepper and the locals ask of ``arch.signal_frame``, in every
     architecture (None where it has none)."""
-    from swk_plugin.arch import _BY_NAME
-    for cls in set(_BY_NAME.values()):
+    from swk_plugin.arch import ARCHITECTURES
+    for cls in ARCHITECTURES:
         layout = cls.signal_frame
         missing = [h for h in ("frame_kind", "rule_at", "SC_OFFSETS", "SC_GREGS_SIZE") if not hasattr(layout, h)]
         assert not missing, f"{cls.name}'s signal_frame lacks {missing}"

@@ -1,46 +1,200 @@
 """The architecture interface: everything swk knows of an instruction set and its ABI.
 
-Above this layer code talks in DWARF register numbers and asks the
-Architecture for the rest, so the CFI interpreter, the steppers and the
-back-ends hold no register name, opcode or structure layout.  An architecture
-fills in the class attributes and points the per-topic attributes at its own
-modules (see arch/x86_64/):
+Above this layer code talks in DWARF register numbers and asks the Architecture for the
+rest, so the CFI interpreter, the steppers and the back-ends hold no register name, opcode
+or structure layout.  Every hook is stated here with its default: an architecture states
+its facts and overrides only what differs, and no caller probes (getattr/hasattr) for a
+hook — tests/test_layers.py checks that, and that every name read from an Architecture or
+its kits outside swk_plugin/arch/ is stated here.  Adding an architecture is its own
+package (arch/<name>/, as arch/x86_64/) and one line of the registry (arch/__init__.py).
 
-``signal_frame``  the kernel's signal frame and sigreturn trampolines, or None;
-``calls``         ``MAX_CALL_LEN``, ``calls_ending_at``, ``return_sites``, ``plt_target``;
-``prologue``      ``parse_prologue(code, start)`` -> a Prologue with ``rule_at``,
-                  and ``is_return(code)``;
-``analysis``      ``analyze`` (stack heights without CFI), ``MAX_CODE``;
-``scan``          ``split_gap``, ``search_entries``, ``after_call``;
-``regsets``       the general-register layout of NT_PRSTATUS / PTRACE_GETREGSET.
+Facts (class attributes; the default, who reads them):
 
-and, where the instruction set differs from x86-64's defaults below:
-``return_address_pushed`` (False where a call leaves the return address in a register),
-``strip_pointer_auth`` (pointer authentication), ``scan_cfa`` (the stack scanner's CFA),
-``sysroots`` (where a cross target's libraries live here).
+``name``, ``aliases``       its name, and what uname, GDB, LLDB's triples call it (registry)
+``elf_machine``             ELF e_machine (registry: from_elf_machine); ELF class is 8*ptr_size
+``ptr_size``, ``byteorder`` 8, "little" (everyone: unpack_pointer, the register sets)
+``dwarf_names``, ``general`` DWARF names by number; general registers as debuggers name them
+                            (back-ends' register reads)
+``sp fp ra pc``             DWARF numbers of the stack/frame pointer, return-address column,
+                            pc (default: ra) (steppers, walker, unwind/apply, back-ends)
+``callee_saved``            registers whose values flow from callee to caller (unwind/apply)
+``max_user_address``        2**47-1 (is_canonical: the walker, the wanderer)
+``syscalls``                {} (linux/ptrace: process_vm_readv's number on this host)
+``capstone_mode``           None (the analysis kits)
+``fp_registers``, ``x87_registers``  {} and none (procstate, back-ends, locals/frames)
+``thread_pointer``, ``tls_variant``  None, 2 (procstate, back-ends, linux/tls)
+``return_address_pushed``   True (steppers/analysis, steppers/wanderer, walker)
+``zero_fp_is_outermost``    True (steppers/bottom)
+``pac_mask_registers``      {} (back-ends, steppers/wanderer)
+``sysroots``                () (linux/sysroot, linux/coredump, gdb back-end)
+``long_double_format``      "x87" (locals/scopes)
+``cfi_renumber``            {} (unwind/cfi)
+
+Methods (their defaults below): reg_name, reg_number, reg_size (procstate, format, display,
+locals); fp_register_name, fp_register_number, register_value (procstate, locals/frames);
+gdb_name, lldb_name (debuggers' register names); strip_pointer_auth, pac_mask_from_note,
+usable_pac_mask (procstate, unwind/apply, linux/coredump, back-ends); scan_cfa
+(steppers/wanderer); unpack_pointer; is_canonical (walker).
+
+Kits: each points at one of the architecture's modules (or a lazy_module, imported on
+first use), seen through its topic's ``Kit`` below: a hook the module does not state reads
+as the default given there; a REQUIRED one missing fails when the class is made.  A topic
+an architecture has none of is None where the Kit is ``optional``; callers check for None,
+never for a hook.  Hooks (default; REQUIRED if none given):
+
+``signal_frame`` (optional; steppers/sighandler, steppers/wanderer, unwind/modules,
+    locals/frames, backends/selfproc, backends/gdb/unwinder): TRAMPOLINES,
+    TRAMPOLINE_NAMES (none), trampoline_start, is_trampoline_code, SC_GREGS_SIZE; the frame:
+    frame_kind (None: one kind), else sigcontext_address, rule_at, rule (None each);
+    walk_self's SC_OFFSETS, SLOT, UC_MCONTEXT and fp_registers (None each); gdb_knows (None)
+``calls`` (steppers/wanderer, backends/gdb/unwinder, elf/symbols): MAX_CALL_LEN,
+    calls_ending_at (CallSites, arch/callsite.py), return_sites, PLT_STUB_SIZE, plt_slot,
+    PLT0_SIZE, PLT_ENTRY_SIZE, PLT_GOT_ENTRY_SIZE, PLT_RELOCATIONS, plt_entry_slot
+``prologue`` (optional; steppers/framefunc): READ_SIZE, parse_prologue, is_return,
+    EPILOGUE_READ (1), epilogue_at (None)
+``analysis`` (lazy; analysis/): analyze, MAX_CODE
+``scan`` (lazy; analysis/): split_gap, search_entries, after_call, CALL_LOOKBACK
+``regsets`` (linux/coredump, backends/core, backends/ptrace): not a module but a
+    UserRegsetView (arch/regsets.py): the layouts of NT_PRSTATUS, elf_prstatus and
+    elf_prpsinfo, one unpack_user_regs, unpack_fp_notes ({}) and thread_pointer (None)
 """
 import importlib
+import types
 
 from . import x87
+from .regsets import UserRegsetView
+
+#: A hook every architecture's kit must state (it has no sensible default).
+REQUIRED = type("Required", (), {"__repr__": lambda self: "REQUIRED", "__slots__": ()})()
+
+
+class Kit:
+    """One topic's interface: the hooks its module offers, each with its default (REQUIRED:
+    every architecture states it); ``optional``: an architecture may have no such module."""
+
+    def __init__(self, topic, optional=False, **hooks):
+        self.topic, self.optional, self.hooks = topic, optional, hooks
+
+    def view(self, module):
+        return KitView(self, module)
+
+
+class KitView:
+    """An architecture's module for one topic as its Kit states it: every hook an attribute,
+    the module's own or the interface's default.  Names beyond the interface read through to
+    the module (arch/'s own code, tests), but nothing outside swk_plugin/arch/ uses them."""
+
+    def __init__(self, kit, module):
+        missing = [n for n, default in kit.hooks.items() if default is REQUIRED and not hasattr(module, n)]
+        if missing:
+            raise TypeError(f"{module.__name__} lacks {', '.join(missing)}: every architecture's "
+                            f"{kit.topic} states them (arch/base.py)")
+        self.kit, self.module = kit, module
+        for name, default in kit.hooks.items():
+            setattr(self, name, getattr(module, name, default))
+
+    def __getattr__(self, name):
+        module = vars(self).get("module")
+        if module is None or name.startswith("__"):        # half-made (copy, pickle): no hooks yet
+            raise AttributeError(name)
+        return getattr(module, name)
+
+    def __repr__(self):
+        return f"<{self.kit.topic} {self.module.__name__}>"
+
+
+#: steppers/sighandler, steppers/wanderer, unwind/modules, locals/frames, backends/selfproc,
+#: backends/gdb/unwinder.  None: the architecture knows no signal frame.
+SIGNAL_FRAME = Kit(
+    "signal_frame", optional=True,
+    TRAMPOLINES=REQUIRED,           # ((the trampoline's code, where its syscall sits), ...)
+    TRAMPOLINE_NAMES=frozenset(),   # the symbols a trampoline may have
+    trampoline_start=REQUIRED,      # (code_at, pc, exact) -> the trampoline's start or None
+    is_trampoline_code=REQUIRED,    # (code) -> whether code starts a trampoline
+    SC_GREGS_SIZE=REQUIRED,         # bytes of saved general registers a stepper must read
+    frame_kind=None,                # (code_at, pc, exact, name) -> the kind of frame (.rule,
+                                    # .sigcontext_address) a trampoline returns from, or None;
+                                    # None here: one kind, described by the next three
+    sigcontext_address=None,        # (trampoline frame's sp) -> the saved registers' address
+    rule_at=None,                   # (read, trampoline sp) -> the rule, for a frame of varying size
+    rule=None,                      # () -> the rule, for a frame of fixed size
+    SC_OFFSETS=None,                # {regno: offset in the sigcontext}, SLOT (bytes each) and
+    SLOT=None,                      # UC_MCONTEXT (the sigcontext in a ucontext): walk_self's
+    UC_MCONTEXT=None,               # registers; None: walk_self does not know them
+    fp_registers=None,              # (read_mem, sigcontext) -> {regno: bytes} of the FP state
+    gdb_knows=None)                 # (code at the trampoline) -> whether GDB 13's own sigtramp
+                                    # unwinder takes it (it matches code); None: as GDB's x86
+                                    # sniffers, by signal-frame CFI and by name
+
+#: steppers/wanderer, backends/gdb/unwinder, elf/symbols (PLT entries' synthetic symbols).
+CALLS = Kit(
+    "calls",
+    MAX_CALL_LEN=REQUIRED,          # the longest call instruction
+    calls_ending_at=REQUIRED,       # (code before end, end) -> [CallSite] (arch/callsite.py)
+    return_sites=REQUIRED,          # (a function's code, start) -> ({ra: call}, end decoded)
+    PLT_STUB_SIZE=REQUIRED,         # bytes plt_slot reads
+    plt_slot=REQUIRED,              # (code, addr, got_base) -> the GOT slot a stub jumps through
+    PLT0_SIZE=REQUIRED,             # .plt's first entry, then entries of PLT_ENTRY_SIZE
+    PLT_ENTRY_SIZE=REQUIRED,
+    PLT_GOT_ENTRY_SIZE=REQUIRED,    # .plt.got's entries
+    PLT_RELOCATIONS=REQUIRED,       # relocation types that fill a PLT's GOT slot
+    plt_entry_slot=REQUIRED)        # (entry, addr, got_base) -> its GOT slot or None
+
+#: steppers/framefunc.  None: no standard frame the stepper could follow.
+PROLOGUE = Kit(
+    "prologue", optional=True,
+    READ_SIZE=REQUIRED,             # bytes parse_prologue reads at a function's start
+    parse_prologue=REQUIRED,        # (code, start) -> a Prologue (.rule_at) or None
+    is_return=REQUIRED,             # (code) -> whether code is a return
+    EPILOGUE_READ=1,                # bytes read at a pc for epilogue_at / is_return
+    epilogue_at=None)               # (code, pc, function bounds) -> is_return's answer, where a
+                                    # return is a sequence (AArch64's ldp; ret, or a tail call)
+
+#: analysis/ (the Analyzer, bounds): imported on first use.
+ANALYSIS = Kit(
+    "analysis",
+    analyze=REQUIRED,               # stack heights over a function's code (arch/heights.py)
+    MAX_CODE=REQUIRED)              # the largest function analysed
+
+#: analysis/ (the Analyzer, bounds): imported on first use.
+SCAN = Kit(
+    "scan",
+    split_gap=REQUIRED,             # (code, lo) -> function starts in a gap between symbols
+    search_entries=REQUIRED,        # (code, lo, pc, exact, region_start) -> entries before pc
+    after_call=REQUIRED,            # (code) -> whether code ends in a call
+    CALL_LOOKBACK=REQUIRED)         # bytes after_call reads
+
+KITS = (SIGNAL_FRAME, CALLS, PROLOGUE, ANALYSIS, SCAN)
 
 
 class lazy_module:
-    """A class attribute naming a module imported on first use: an architecture's
-    stack-height analysis and entry scanner cost start-up time, and most walks (code
-    with CFI or frame pointers) never need them."""
+    """A kit named by its module's name, imported on first use: an architecture's stack-height
+    analysis and entry scanner cost start-up time, and most walks (code with CFI or frame
+    pointers) never need them."""
 
     def __init__(self, name):
-        self.name, self.module = name, None
+        self.name = name
+
+
+class _LazyKit:
+    def __init__(self, kit, name):
+        self.kit, self.name, self.view = kit, name, None
 
     def __get__(self, obj, owner):
-        if self.module is None:
-            self.module = importlib.import_module(self.name)
-        return self.module
+        if self.view is None:
+            self.view = self.kit.view(importlib.import_module(self.name))
+        return self.view
 
 
 class Architecture:
     name = "?"
+    #: What uname, GDB (``i386:x86-64``) and LLDB's triples call it, besides ``name``.
+    aliases = ()
+    #: ELF e_machine of its programs and cores; their ELF class is 8 * ptr_size.
+    elf_machine = None
     ptr_size = 8
+    #: The byte order of its words (the register sets, unpack_pointer).
+    byteorder = "little"
     #: DWARF register names indexed by DWARF number (None where unused).
     dwarf_names = ()
     #: DWARF numbers of the stack pointer, frame pointer and return-address column.
@@ -53,7 +207,10 @@ class Architecture:
     max_user_address = (1 << 47) - 1
     #: General registers as the debuggers name them, indexed by DWARF number.
     general = ()
-    signal_frame = calls = prologue = analysis = scan = regsets = None
+    #: The kits (module docstring): modules (or lazy_module names), seen through their Kit.
+    signal_frame = calls = prologue = analysis = scan = None
+    #: The register sets of NT_PRSTATUS and PTRACE_GETREGSET (arch/regsets.py).
+    regsets = None
     #: Linux system call numbers of the calls swk makes itself on a machine of this
     #: architecture (process_vm_readv, for the ptrace back-end's memory reads).
     syscalls = {}
@@ -83,6 +240,23 @@ class Architecture:
     #: The format of C's ``long double`` (a DW_ATE_float of 10, 12 or 16 bytes): x87's
     #: 80-bit extended precision, or IEEE binary128 (AArch64).
     long_double_format = "x87"
+    #: {True (.eh_frame) / False (.debug_frame): {column as written: DWARF number}}, where a
+    #: producer numbers some registers its own way in CFI (GCC's .eh_frame on Power).
+    cfi_renumber = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """Each kit module seen through its Kit; a missing required kit fails here, at import."""
+        super().__init_subclass__(**kwargs)
+        for kit in KITS:
+            value = cls.__dict__.get(kit.topic)
+            if isinstance(value, lazy_module):
+                setattr(cls, kit.topic, _LazyKit(kit, value.name))
+            elif isinstance(value, types.ModuleType):
+                setattr(cls, kit.topic, kit.view(value))
+            elif not kit.optional and all(vars(k).get(kit.topic) is None for k in cls.__mro__):
+                raise TypeError(f"architecture {cls.name} states no {kit.topic} (arch/base.py)")
+        if not isinstance(cls.regsets, UserRegsetView):
+            raise TypeError(f"architecture {cls.name}: regsets is a UserRegsetView (arch/regsets.py)")
 
     def __init__(self):
         self.dwarf_numbers = {n: i for i, n in enumerate(self.dwarf_names) if n}
@@ -128,6 +302,7 @@ class Architecture:
     def lldb_name(self, regno):
         """LLDB's name of the register with DWARF number ``regno`` (None: unknown)."""
         return self.gdb_name(regno)
+
     def strip_pointer_auth(self, addr, mask=None):
         """``addr`` without a pointer-authentication code (``mask``: the target's code mask,
         None when unknown).  Nothing to strip on an instruction set without one."""
@@ -147,7 +322,7 @@ class Architecture:
         return slot + self.ptr_size
 
     def unpack_pointer(self, data, offset=0):
-        return int.from_bytes(data[offset:offset + self.ptr_size], "little")
+        return int.from_bytes(data[offset:offset + self.ptr_size], self.byteorder)
 
     def is_canonical(self, addr):
         return 0 < addr <= self.max_user_address

@@ -134,22 +134,20 @@ class CoreProcessState(ProcessState):
 
     def read_thread_fp_register(self, thread, regno):
         i = self._index.get(thread)
-        unpack = getattr(self.arch.regsets, "unpack_fp_notes", None)
-        if i is None or unpack is None:
+        if i is None:
             return None
         t = self.core.threads[i]
         memo = self.cache.memo("fp-registers")
         if thread not in memo:
-            memo.put(thread, unpack(t.notes))
+            memo.put(thread, self.arch.regsets.unpack_fp_notes(t.notes))
         return memo[thread].get(regno)
 
     def read_thread_named_register(self, thread, name):
         i = self._index.get(thread)
-        find = getattr(self.arch.regsets, "thread_pointer", None)
-        if i is None or find is None or name != self.arch.thread_pointer:
+        if i is None or name != self.arch.thread_pointer:
             return None
         t = self.core.threads[i]
-        return find(t.regs, t.notes)
+        return self.arch.regsets.thread_pointer(t.regs, t.notes)
 
     def get_thread_ids(self):
         return [t.tid for t in self.core.threads]

@@ -20,7 +20,7 @@ import signal
 import time
 from bisect import bisect_right
 
-from ..arch import UnsupportedArchitecture, from_elf_machine
+from ..arch import UnsupportedArchitecture, from_elf_machine, known_names, machine_name
 from ..elf.header import ElfHeader
 from ..errors import BadFileError, MemoryReadError, NoProcessError, RegisterError, ThreadStateError
 from ..linux import ptrace
@@ -47,13 +47,13 @@ def process_architecture(pid):
         raise NoProcessError(f"cannot read process {pid}'s executable: permission denied") from None
     try:
         hdr = ElfHeader(head, path)
-        arch = from_elf_machine(hdr["e_machine"])
-    except (BadFileError, ValueError, KeyError, UnsupportedArchitecture) as exc:
+    except (BadFileError, ValueError, KeyError) as exc:
         raise NoProcessError(f"process {pid}: {exc}") from None
-    if arch.ptr_size * 8 != hdr.elfclass:
-        raise NoProcessError(f"process {pid}: a {hdr.elfclass}-bit {hdr['e_machine']} program, "
-                             f"which swk does not walk")
-    return arch
+    try:
+        return from_elf_machine(hdr["e_machine"], hdr.elfclass, hdr.byteorder)
+    except UnsupportedArchitecture:
+        raise NoProcessError(f"process {pid}: a {hdr.elfclass}-bit {machine_name(hdr['e_machine'])} program, "
+                             f"which swk does not walk (swk knows: {', '.join(known_names())})") from None
 
 
 class ThreadSnapshot:
@@ -268,15 +268,15 @@ class Tracer:
         for tid in list(self.stopped) if tids is None else tids:
             snap = self.threads[tid]
             try:
-                raw = ptrace.getregset(tid, NT_PRSTATUS, rs.USER_REGS_SIZE)
+                raw = ptrace.getregset(tid, NT_PRSTATUS, rs.user_regs_size)
             except ptrace.PtraceError:
                 self._lost(tid)
                 continue
-            if raw is None or len(raw) < rs.USER_REGS_SIZE:
+            if raw is None or len(raw) < rs.user_regs_size:
                 raise RegisterError(f"thread {tid}: PTRACE_GETREGSET gave no general registers")
             snap.regs = rs.unpack_user_regs(raw)
             snap.notes = {}
-            for note, size in getattr(rs, "PTRACE_NOTES", ()) if notes else ():
+            for note, size in rs.ptrace_notes if notes else ():
                 try:
                     data = ptrace.getregset(tid, note, size)
                 except ptrace.PtraceError:
@@ -354,20 +354,16 @@ class PtraceProcessState(ProcessState):
         return dict(self._snap(tid).regs)
 
     def read_thread_fp_register(self, tid, regno):
-        unpack = getattr(self.arch.regsets, "unpack_fp_notes", None)
-        if unpack is None:
-            return None
         snap = self._snap(tid)
         memo = self.cache.memo("fp-registers")
         if tid not in memo:
-            memo.put(tid, unpack(snap.notes))
+            memo.put(tid, self.arch.regsets.unpack_fp_notes(snap.notes))
         return memo[tid].get(regno)
 
     def read_thread_named_register(self, tid, name):
         snap = self._snap(tid)
-        find = getattr(self.arch.regsets, "thread_pointer", None)
-        if name == self.arch.thread_pointer and find is not None:
-            return find(snap.regs, snap.notes)
+        if name == self.arch.thread_pointer:
+            return self.arch.regsets.thread_pointer(snap.regs, snap.notes)
         return None
 
     # --- memory ----------------------------------------------------------------------------

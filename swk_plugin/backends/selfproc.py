@@ -68,7 +68,7 @@ class SelfCapture:
         pylibc.pthread_kill.argtypes = [ctypes.c_ulong, ctypes.c_int]
         pylibc.pthread_self.restype = ctypes.c_ulong
         slot = layout.SLOT
-        sc_off = getattr(layout, "UC_MCONTEXT")
+        sc_off = layout.UC_MCONTEXT
         errors = []
         fp = {}
 
@@ -88,7 +88,7 @@ class SelfCapture:
                         break
                 snap.stack_base = lo
                 snap.stack = ctypes.string_at(lo, end - lo)     # our own, mapped stack
-                reader = getattr(layout, "fp_registers", None)
+                reader = layout.fp_registers
                 if reader is not None:
                     try:
                         fp.update(reader(lambda a, n: ctypes.string_at(a, n), sc))

@@ -72,8 +72,11 @@ class Fde:
 class CfiTable:
     """The CFI of one ELF section, searched by pc (unbiased addresses)."""
 
-    def __init__(self, data, addr, ptr_size, is_eh):
+    def __init__(self, data, addr, ptr_size, is_eh, renumber=None):
         self.data = bytes(data)
+        #: {column as written: the architecture's DWARF number} where a producer numbers some
+        #: registers its own way (GCC's .eh_frame on Power); applied to every row.
+        self.renumber = renumber or None
         self.addr = addr
         self.ptr_size = ptr_size
         self.is_eh = is_eh
@@ -94,15 +97,15 @@ class CfiTable:
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
-    def from_eh_frame(cls, data, addr, hdr_data=None, hdr_addr=None, ptr_size=8):
-        self = cls(data, addr, ptr_size, True)
+    def from_eh_frame(cls, data, addr, hdr_data=None, hdr_addr=None, ptr_size=8, renumber=None):
+        self = cls(data, addr, ptr_size, True, renumber)
         if hdr_data is not None and hdr_addr is not None:
             self._hdr = self._read_hdr(bytes(hdr_data), hdr_addr)
         return self
 
     @classmethod
-    def from_debug_frame(cls, data, addr=0, ptr_size=8):
-        return cls(data, addr, ptr_size, False)
+    def from_debug_frame(cls, data, addr=0, ptr_size=8, renumber=None):
+        return cls(data, addr, ptr_size, False, renumber)
 
     def __repr__(self):
         how = "hdr" if self._hdr else "scan"
@@ -472,6 +475,8 @@ class CfiTable:
             cfa, regs, signed = cie._initial
             _, _, rows, _ = self._execute(fde.instructions, cie, fde.pc_begin, fde.pc_end,
                                           fde._ins_addr, cfa, dict(regs), regs, "FDE", fde.offset, signed)
+            if self.renumber:
+                rows = [self._renumbered(r) for r in rows]
             fde._rows = rows
             fde._starts = [r.address for r in rows]
             self.rows_computed += 1
@@ -652,6 +657,15 @@ class CfiTable:
         if emit and loc < pc_end:
             rows.append(Row(loc, cfa, dict(regs), sig, ra_reg, signed))
         return cfa, regs, rows, signed
+
+    def _renumbered(self, row):
+        """``row`` in the architecture's numbering (columns, the CFA's register, the return
+        column, a register rule's other register)."""
+        m = self.renumber
+        regs = {m.get(r, r): (RegRule(REGISTER, m.get(rr.arg, rr.arg)) if rr.kind == REGISTER else rr)
+                for r, rr in row.regs.items()}
+        cfa = row.cfa if row.cfa.reg is None else CfaRule(m.get(row.cfa.reg, row.cfa.reg), row.cfa.offset)
+        return Row(row.address, cfa, regs, row.signal_frame, m.get(row.ra_reg, row.ra_reg), row.ra_signed)
 
     @staticmethod
     def _restore(regs, initial, r):

@@ -12,18 +12,12 @@ import collections
 import os
 import struct
 
-from ..arch import UnsupportedArchitecture, from_elf_machine, known_names
+from ..arch import UnsupportedArchitecture, from_elf_machine, known_names, machine_name
 from ..errors import BadFileError, MemoryReadError
 from .header import PN_XNUM, ElfHeader, read_program_headers
 
 ET_CORE = "ET_CORE"
 ADDR_LIMIT = 1 << 64
-
-_EM_NAMES = {3: "i386", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "s390", 40: "ARM",
-             62: "x86-64", 183: "AArch64", 243: "RISC-V", 258: "LoongArch",
-             "EM_386": "i386", "EM_X86_64": "x86-64", "EM_AARCH64": "AArch64", "EM_ARM": "ARM",
-             "EM_PPC": "PowerPC", "EM_PPC64": "PowerPC64", "EM_S390": "s390", "EM_RISCV": "RISC-V",
-             "EM_MIPS": "MIPS", "EM_LOONGARCH": "LoongArch"}
 
 
 def _align4(n):
@@ -117,14 +111,11 @@ class ElfCore:
             raise self.bad(f"not a core file (ELF type {hdr['e_type']})")
         bits = f"{hdr.elfclass}-bit"
         try:
-            self.arch = from_elf_machine(hdr["e_machine"])
+            self.arch = from_elf_machine(hdr["e_machine"], hdr.elfclass, hdr.byteorder)
         except UnsupportedArchitecture:
-            self.arch = None
-        if self.arch is None or self.arch.ptr_size * 8 != hdr.elfclass or not hdr.little_endian:
-            machine = hdr["e_machine"]
-            name = _EM_NAMES.get(machine, f"e_machine {machine}")
-            raise self.bad(f"unsupported machine {name} ({bits}); swk reads cores of "
-                           f"{', '.join(known_names())} (little-endian, of their own ELF class)")
+            shape = bits if hdr.little_endian else f"{bits}, big-endian"
+            raise self.bad(f"unsupported machine {machine_name(hdr['e_machine'])} ({shape}); swk reads cores of "
+                           f"{', '.join(known_names())} (of their own ELF class and byte order)") from None
         self.header = hdr
 
         def read_file(offset, size):

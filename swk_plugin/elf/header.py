@@ -8,14 +8,10 @@ whatever needs its full model.
 """
 import struct
 
+from ..arch import elf_machine_symbol
 from ..errors import BadFileError
 
 ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
-
-#: e_machine as pyelftools spells it, for the machines swk names anywhere.
-EM_NAMES = {0: "EM_NONE", 2: "EM_SPARC", 3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64",
-            22: "EM_S390", 40: "EM_ARM", 42: "EM_SH", 43: "EM_SPARCV9", 50: "EM_IA_64",
-            62: "EM_X86_64", 183: "EM_AARCH64", 243: "EM_RISCV", 258: "EM_LOONGARCH"}
 
 PT_NAMES = {0: "PT_NULL", 1: "PT_LOAD", 2: "PT_DYNAMIC", 3: "PT_INTERP", 4: "PT_NOTE", 5: "PT_SHLIB",
             6: "PT_PHDR", 7: "PT_TLS", 0x6474E550: "PT_GNU_EH_FRAME", 0x6474E551: "PT_GNU_STACK",
@@ -49,7 +45,7 @@ class ElfHeader:
         (e_type, e_machine, e_version, e_entry, e_phoff, e_shoff, e_flags, e_ehsize, e_phentsize,
          e_phnum, e_shentsize, e_shnum, e_shstrndx) = struct.unpack_from(fmt, raw, 16)
         self.fields = {
-            "e_type": ET_NAMES.get(e_type, e_type), "e_machine": EM_NAMES.get(e_machine, e_machine),
+            "e_type": ET_NAMES.get(e_type, e_type), "e_machine": elf_machine_symbol(e_machine),
             "e_version": e_version, "e_entry": e_entry, "e_phoff": e_phoff, "e_shoff": e_shoff,
             "e_flags": e_flags, "e_ehsize": e_ehsize, "e_phentsize": e_phentsize, "e_phnum": e_phnum,
             "e_shentsize": e_shentsize, "e_shnum": e_shnum, "e_shstrndx": e_shstrndx,
@@ -61,6 +57,10 @@ class ElfHeader:
     @property
     def endian(self):
         return "<" if self.little_endian else ">"
+
+    @property
+    def byteorder(self):
+        return "little" if self.little_endian else "big"
 
 
 def read_program_headers(hdr, read_file, name):

@@ -167,19 +167,19 @@ class CoreFile(ElfCore):
 
     def _note_prstatus(self, desc, where):
         rs = self.arch.regsets
-        need = rs.PRSTATUS_REG_OFFSET + rs.USER_REGS_SIZE
+        need = rs.prstatus_reg_offset + rs.user_regs_size
         if len(desc) < need:
             raise self.bad(f"malformed NT_PRSTATUS note at offset 0x{where:x} "
                            f"({len(desc)} bytes, {self.arch.name} needs {need})")
         # elf_prstatus: pr_info (3 ints) pr_cursig (short) then the long-sized pr_sigpend,
         # pr_sighold, then pr_pid pr_ppid pr_pgrp pr_sid (ints), 4 timevals, pr_reg.
-        long = rs.LONG
+        long = rs.long
         cursig = struct.unpack_from("<h", desc, 12)[0]
         at = 16                      # pr_cursig's short, padded to the long that follows
         sigpend = int.from_bytes(desc[at:at + long], "little")
         sighold = int.from_bytes(desc[at + long:at + 2 * long], "little")
         tid, ppid, pgrp, sid = struct.unpack_from("<iiii", desc, at + 2 * long)
-        regs = rs.unpack_user_regs(desc[rs.PRSTATUS_REG_OFFSET:need])
+        regs = rs.unpack_user_regs(desc[rs.prstatus_reg_offset:need])
         thread = CoreThread(tid, regs, cursig, self.arch)
         thread.ppid, thread.pgrp, thread.sid = ppid, pgrp, sid
         thread.sigpend, thread.sighold = sigpend, sighold
@@ -187,7 +187,7 @@ class CoreFile(ElfCore):
         self._cur_thread = thread
 
     def _note_prpsinfo(self, desc, where):
-        lay = self.arch.regsets.PRPSINFO       # field offsets differ per architecture
+        lay = self.arch.regsets.prpsinfo       # field offsets differ per architecture
         if len(desc) < lay["size"]:
             raise self.bad(f"malformed NT_PRPSINFO note at offset 0x{where:x} ({len(desc)} bytes)")
         uid_fmt = "<II" if lay["uid_size"] == 4 else "<HH"

@@ -142,7 +142,7 @@ def _signal_fp_source(ps, trampoline):
     """The FP registers of the code a signal interrupted, from its signal frame (the
     architecture says which frame the trampoline returns from and where its sigcontext is)."""
     layout = ps.arch.signal_frame
-    reader = getattr(layout, "fp_registers", None)
+    reader = layout.fp_registers if layout is not None else None
     saved = []
 
     def code_at(addr, n):

@@ -111,7 +111,7 @@ class FrameFuncStepper(FrameStepper):
         ``EPILOGUE_READ`` bytes where the kit says (AArch64 looks ahead to the ``ret``)."""
         ps = self.process_state
         kit = ps.arch.prologue
-        n = getattr(kit, "EPILOGUE_READ", 1)
+        n = kit.EPILOGUE_READ
         try:
             code = ps.read_memory(pc, n)
         except MemoryReadError:
@@ -121,7 +121,6 @@ class FrameFuncStepper(FrameStepper):
                 code = ps.read_memory(pc, 4)
             except MemoryReadError:
                 return False
-        epilogue_at = getattr(kit, "epilogue_at", None)
-        if epilogue_at is not None:       # an epilogue may end in a tail call out of the function
-            return epilogue_at(code, pc, function_at(ps, pc))
+        if kit.epilogue_at is not None:       # an epilogue may end in a tail call out of the function
+            return kit.epilogue_at(code, pc, function_at(ps, pc))
         return kit.is_return(code)

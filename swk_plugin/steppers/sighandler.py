@@ -46,7 +46,7 @@ class SigHandlerStepper(FrameStepper):
     def recognise_at(self, pc, exact):
         """recognise() for a frame at ``pc`` (``exact``: looked up at pc, not pc-1)."""
         ps = self.process_state
-        layout = getattr(ps.arch, "signal_frame", None)
+        layout = ps.arch.signal_frame
         if layout is None:
             return None
         exact = bool(exact)

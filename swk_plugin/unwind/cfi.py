@@ -5,6 +5,7 @@ from .debug_frame — the module's own or its separate debug file's, inflated
 when compressed.  A rule found for a pc is kept in the module's cache, so a
 pc walked twice costs one dictionary lookup.
 """
+from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..dwarf.cfi import CfiError, CfiTable
 from ..elf.debugfile import attach_debug_file
 from ..errors import BadFileError
@@ -19,14 +20,25 @@ def module_cfi(module):
     return module.cache.value("cfi", lambda: _tables(module))
 
 
+def _renumbering(module):
+    """{is .eh_frame: {column: DWARF number}} of the module's architecture (Power's GCC
+    numbers some registers its own way in CFI), or {}."""
+    try:
+        return from_elf_machine(module.machine).cfi_renumber
+    except UnsupportedArchitecture:
+        return {}
+
+
 def _tables(module):
     tables = []
+    renumber = _renumbering(module)
     eh = module.section(".eh_frame")
     if eh is not None and eh.size:
         hdr = module.section(".eh_frame_hdr")
         try:
             tables.append(CfiTable.from_eh_frame(eh.data, eh.addr, hdr.data if hdr else None,
-                                                 hdr.addr if hdr else None, ptr_size=module.ptr_size))
+                                                 hdr.addr if hdr else None, ptr_size=module.ptr_size,
+                                                 renumber=renumber.get(True)))
         except (CfiError, BadFileError):   # unreadable CFI: the other steppers still work
             pass
     for mod in (module, _debug_file(module)):
@@ -35,7 +47,8 @@ def _tables(module):
         df = mod.section(".debug_frame")
         if df is not None and df.size:
             try:
-                tables.append(CfiTable.from_debug_frame(df.data, 0, ptr_size=module.ptr_size))
+                tables.append(CfiTable.from_debug_frame(df.data, 0, ptr_size=module.ptr_size,
+                                                        renumber=renumber.get(False)))
             except (CfiError, BadFileError):
                 pass
             break

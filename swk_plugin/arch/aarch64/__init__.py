@@ -16,6 +16,8 @@ from . import calls, pauth, prologue, regsets, registers, signal
 
 class AArch64(Architecture):
     name = "aarch64"
+    aliases = ("arm64",)
+    elf_machine = 183
     ptr_size = registers.ptr_size
     dwarf_names = registers.DWARF_NAMES
     sp = registers.sp
@@ -42,7 +44,7 @@ class AArch64(Architecture):
     prologue = prologue
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
-    regsets = regsets
+    regsets = regsets.REGSETS
     syscalls = {"process_vm_readv": 270}
     capstone_mode = ("CS_ARCH_ARM64", "CS_MODE_ARM")
     fp_registers = registers.FP_REGISTERS

@@ -11,24 +11,10 @@ PLT entries (``.plt``: a 32-byte PLT0, then 16-byte entries, optionally after a
 ``bti c``) are ``adrp x16, PAGE; ldr x17, [x16, #off]; add x16, x16, #off; br x17``:
 the GOT slot is PAGE + off.
 """
-from collections import namedtuple
+from ..callsite import CallSite
 
 MAX_CALL_LEN = 4
 _MASK = (1 << 64) - 1
-
-
-class CallSite(namedtuple("CallSite", "addr length target slot")):
-    """One call instruction: where it starts, how long it is, where it goes if known
-    (``target``, ``slot``: None when unknown)."""
-    __slots__ = ()
-
-    @property
-    def end(self):
-        return self.addr + self.length
-
-    @property
-    def direct(self):
-        return self.target is not None
 
 
 def _word(code, i=0):

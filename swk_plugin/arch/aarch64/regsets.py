@@ -4,27 +4,18 @@ qemu-user's), PTRACE_GETREGSET live.
 ``struct user_pt_regs`` (the kernel's arch/arm64/include/uapi/asm/ptrace.h) is pr_reg
 of NT_PRSTATUS: ``u64 regs[31]; u64 sp; u64 pc; u64 pstate;``.  elf_prstatus and
 elf_prpsinfo are the generic 64-bit layouts (as on x86-64: 4-byte uid/gid).
+arch/regsets.py reads them; the FP/SIMD state and TPIDR_EL0 are this module's own.
 """
+from ..regsets import UserRegsetView
 from . import registers
 
 SLOT = 8
 #: user_pt_regs, in order.
 USER_REGS = tuple(f"x{i}" for i in range(31)) + ("sp", "pc", "pstate")
-USER_REGS_SIZE = SLOT * len(USER_REGS)          # 272
 PRSTATUS_REG_OFFSET = 112
-PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + USER_REGS_SIZE + 8     # 392
+PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + SLOT * len(USER_REGS) + 8     # 392
 LONG = 8
 PRPSINFO = {"uid": 16, "uid_size": 4, "pid": 24, "fname": 40, "psargs": 56, "size": 136}
-
-
-def unpack_user_regs(raw):
-    """{DWARF regno or name: value} from a user_pt_regs (pstate by name)."""
-    dwarf = registers.DWARF_NAMES
-    regs = {}
-    for i, name in enumerate(USER_REGS):
-        value = int.from_bytes(raw[i * SLOT:(i + 1) * SLOT], "little")
-        regs[dwarf.index(name) if name in dwarf else name] = value
-    return regs
 
 
 # --- the FP/SIMD state and the thread pointer --------------------------------------------
@@ -49,5 +40,9 @@ def thread_pointer(regs, notes):
     return int.from_bytes(raw[:8], "little") if raw and len(raw) >= 8 else None
 
 
-#: The register sets ptrace is asked for besides NT_PRSTATUS: the FP/SIMD state, TPIDR_EL0.
-PTRACE_NOTES = ((NT_FPREGSET, FPSIMD_SIZE), (NT_ARM_TLS, 16))
+REGSETS = UserRegsetView(
+    USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
+    prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO,
+    # the FP/SIMD state, TPIDR_EL0
+    ptrace_notes=((NT_FPREGSET, FPSIMD_SIZE), (NT_ARM_TLS, 16)),
+    fp_notes=unpack_fp_notes, tls=thread_pointer)

@@ -15,6 +15,8 @@ from . import calls, prologue, regsets, registers, signal
 
 class I386(Architecture):
     name = "i386"
+    aliases = ("i386:intel", "i486", "i586", "i686", "x86")
+    elf_machine = 3
     ptr_size = registers.ptr_size
     dwarf_names = registers.DWARF_NAMES
     sp = registers.sp
@@ -32,7 +34,7 @@ class I386(Architecture):
     prologue = prologue
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
-    regsets = regsets
+    regsets = regsets.REGSETS
     syscalls = {"process_vm_readv": 347}
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_32")
     fp_registers = registers.FP_REGISTERS

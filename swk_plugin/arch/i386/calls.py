@@ -11,7 +11,8 @@ PLT entries (the i386 psABI): ``jmp *slot`` (``ff 25 abs32``) in non-PIC code,
 ``jmp *disp(%ebx)`` (``ff a3 disp32``: %ebx holds the GOT's address, .got.plt) in
 PIC code, both after an ``endbr32`` in IBT PLTs (.plt.sec).
 """
-from ..x86_64.calls import CallSite, calls_ending_at_in_mode, confirm_call as _confirm, \
+from ..callsite import CallSite
+from ..x86_64.calls import calls_ending_at_in_mode, confirm_call as _confirm, \
     decode_call_in_mode, return_sites as _return_sites
 
 __all__ = ["CallSite", "MAX_CALL_LEN", "decode_call", "calls_ending_at", "confirm_call", "return_sites",

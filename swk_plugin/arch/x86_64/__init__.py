@@ -14,6 +14,8 @@ from . import calls, prologue, regsets, registers, signal
 
 class X86_64(Architecture):
     name = "x86_64"
+    aliases = ("i386:x86-64", "amd64", "x86-64")
+    elf_machine = 62
     ptr_size = registers.ptr_size
     dwarf_names = registers.DWARF_NAMES
     sp = registers.sp
@@ -28,7 +30,7 @@ class X86_64(Architecture):
     prologue = prologue
     analysis = lazy_module(__name__ + ".analysis")
     scan = lazy_module(__name__ + ".scan")
-    regsets = regsets
+    regsets = regsets.REGSETS
     syscalls = {"process_vm_readv": 310}
     #: capstone's (arch, mode) for this instruction set.
     capstone_mode = ("CS_ARCH_X86", "CS_MODE_64")

@@ -26,28 +26,12 @@ Not accepted: 66 (a 16-bit call: AMD and Intel disagree on what it does) and
 accepted is one more way for junk to look like a return site.  ``ff /3`` is
 a far call, ``9a`` is invalid in 64-bit mode.
 """
-from collections import namedtuple
+from ..callsite import CallSite
 
 MAX_CALL_LEN = 9
 _MASK = (1 << 64) - 1
 _LEGACY = frozenset({0xf2, 0x3e, 0x2e, 0x64, 0x65})
 _SEGMENT = frozenset({0x64, 0x65})
-
-
-class CallSite(namedtuple("CallSite", "addr length target slot")):
-    """One call instruction: where it starts (``addr``: its first byte, prefixes included),
-    how long it is, where it goes if known: ``target``, an e8's callee; ``slot``, the
-    word an ff /2 through a fixed memory word reads (None when unknown)."""
-    __slots__ = ()
-
-    @property
-    def end(self):
-        """The return address this call pushes."""
-        return self.addr + self.length
-
-    @property
-    def direct(self):
-        return self.target is not None
 
 
 def decode_call(code, addr=0):

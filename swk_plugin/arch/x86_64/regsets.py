@@ -2,9 +2,11 @@
 
 ``struct user_regs_struct`` (the kernel's arch/x86/include/asm/user_64.h) is
 pr_reg of NT_PRSTATUS and what PTRACE_GETREGSET(NT_PRSTATUS) returns: 27
-8-byte slots, in this order.
+8-byte slots, in this order.  arch/regsets.py reads them; the FP state (the
+FXSAVE/XSAVE areas, arch/xsave.py) is this module's own.
 """
 from .. import xsave as xsave_layout
+from ..regsets import UserRegsetView
 from . import registers
 
 #: user_regs_struct, in order.
@@ -12,28 +14,16 @@ USER_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
              "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags",
              "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs")
 SLOT = 8
-USER_REGS_SIZE = SLOT * len(USER_REGS)          # 216
 #: Where pr_reg starts in struct elf_prstatus: pr_info (12) pr_cursig (2+2) pr_sigpend
 #: pr_sighold (8+8) pr_pid pr_ppid pr_pgrp pr_sid (4 each) 4 timevals (16 each).
 PRSTATUS_REG_OFFSET = 112
 #: The whole elf_prstatus: pr_reg, then pr_fpvalid (4) and padding.
-PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + USER_REGS_SIZE + 8
+PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + SLOT * len(USER_REGS) + 8        # 336
 #: The width of a C long (elf_prstatus's pr_sigpend, pr_sighold; elf_prpsinfo's pr_flag).
 LONG = 8
 #: struct elf_prpsinfo: state sname zomb nice (4 chars, 4 pad), pr_flag (8), pr_uid pr_gid
 #: (4 each), pr_pid pr_ppid pr_pgrp pr_sid (4 each), pr_fname[16], pr_psargs[80].
 PRPSINFO = {"uid": 16, "uid_size": 4, "pid": 24, "fname": 40, "psargs": 56, "size": 136}
-
-
-def unpack_user_regs(raw):
-    """{DWARF regno or name: value} from a user_regs_struct (names for registers with no
-    DWARF number here: orig_rax, cs, eflags, segment bases...)."""
-    dwarf = registers.DWARF_NAMES
-    regs = {}
-    for i, name in enumerate(USER_REGS):
-        value = int.from_bytes(raw[i * SLOT:(i + 1) * SLOT], "little")
-        regs[dwarf.index(name) if name in dwarf else name] = value
-    return regs
 
 
 # --- the x87/SSE/AVX state (the FXSAVE/XSAVE layouts are arch/xsave.py's) ----------------
@@ -52,6 +42,9 @@ def unpack_fp_notes(notes):
     return unpack_fp(fxsave=notes.get(NT_FPREGSET), xsave=notes.get(NT_X86_XSTATE))
 
 
-#: The register sets ptrace is asked for besides NT_PRSTATUS, by note type, with a bound on
-#: each one's size: the FP state (the XSAVE area's size depends on the CPU's features).
-PTRACE_NOTES = ((NT_FPREGSET, 512), (NT_X86_XSTATE, 1 << 14))
+REGSETS = UserRegsetView(
+    USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
+    prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO,
+    # the FP state, bounded (the XSAVE area's size depends on the CPU's features)
+    ptrace_notes=((NT_FPREGSET, 512), (NT_X86_XSTATE, 1 << 14)),
+    fp_notes=unpack_fp_notes)

@@ -186,7 +186,9 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         layout = ps.arch.signal_frame
         lib, mod = module_at(ps, pc)
         if layout is not None and layout.is_trampoline_code(code):
-            return DECLINE if self._gdb_knows_trampoline(walker, layout, pc, lib, mod) else SWK
+            knows = layout.gdb_knows(code) if layout.gdb_knows is not None else \
+                self._gdb_knows_trampoline(walker, layout, pc, lib, mod)
+            return DECLINE if knows else SWK
         if mod is None:
             return SWK  # JIT code: GDB has nothing to go on
         rules = [cfi_rule_at(mod, a - lib.base) for a in (pc, pc - 1)]

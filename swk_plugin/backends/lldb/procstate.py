@@ -9,7 +9,7 @@ check on each use is exact and needs no event wiring.
 """
 import lldb
 
-from ...arch import get_architecture
+from ...arch import get_architecture, host_architecture
 from ...elf.module import open_module
 from ...errors import MemoryReadError, NoProcessError, RegisterError
 from ...linux.coredump import CoreFile
@@ -25,7 +25,7 @@ PAC_MASK_KEY = "code_mask"
 
 def _arch_name(target):
     triple = target.GetTriple() or ""
-    return triple.split("-")[0] or "x86_64"
+    return triple.split("-")[0] or host_architecture().name
 
 
 class LldbProcessState(ProcessState):
