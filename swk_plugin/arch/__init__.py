@@ -12,11 +12,12 @@ from ..errors import SwkError
 from .aarch64 import AArch64
 from .base import Architecture
 from .i386 import I386
+from .ppc64 import Ppc64le
 from .x86_64 import X86_64
 
 #: Every architecture swk walks.  Each states its own names (``name``, ``aliases``: uname's,
 #: GDB's, the first word of LLDB's target triple) and its ELF machine.
-ARCHITECTURES = (X86_64, I386, AArch64)
+ARCHITECTURES = (X86_64, I386, AArch64, Ppc64le)
 
 _BY_NAME = {n: cls for cls in ARCHITECTURES for n in (cls.name, *cls.aliases)}
 
@@ -87,6 +88,6 @@ def from_elf_machine(e_machine, elfclass=None, byteorder=None):
                                   f"{f' ({shape})' if shape else ''} (swk knows: {', '.join(known_names())})")
 
 
-__all__ = ["ARCHITECTURES", "Architecture", "X86_64", "I386", "AArch64", "UnsupportedArchitecture",
+__all__ = ["ARCHITECTURES", "Architecture", "X86_64", "I386", "AArch64", "Ppc64le", "UnsupportedArchitecture",
            "get_architecture", "from_elf_machine", "host_architecture", "known_names", "machine_name",
            "elf_machine_number", "elf_machine_symbol", "ELF_MACHINES"]

@@ -95,6 +95,8 @@ def format_float(data, fmt):
         raw = int.from_bytes(data[:16], "little")
         neg, exp, man, elen, mlen = raw >> 127, (raw >> 112) & 0x7FFF, raw & ((1 << 112) - 1), 15, 112
         prec = 36
+    elif fmt == "ibm128":
+        return _ibm128(data)
     elif fmt == "x87":
         raw = int.from_bytes(data[:10], "little")
         man = raw & ((1 << 64) - 1)
@@ -129,3 +131,16 @@ def format_float(data, fmt):
         return "%.9g" % struct.unpack("<f", data[:4])[0]
     num, den = (m << e, 1) if e >= 0 else (m, 1 << -e)
     return _g(num, den, prec, neg)
+
+
+def _ibm128(data):
+    """IBM's double-double (Power's long double): the exact sum of two doubles, printed as
+    GDB does with twice a double's precision (33 significant digits); the high double
+    alone says whether it is inf or nan."""
+    from fractions import Fraction      # (floats only: not every session)
+    hi, lo = struct.unpack("<dd", bytes(data[:16]))
+    if hi != hi or hi in (float("inf"), float("-inf")):
+        return format_float(data[:8], "ieee64")
+    num, den = (Fraction(hi) + Fraction(lo)).as_integer_ratio()
+    neg = num < 0 or (num == 0 and str(hi).startswith("-"))
+    return _g(abs(num), den, 33, neg)
