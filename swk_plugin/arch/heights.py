@@ -1,11 +1,11 @@
 """What a stack-height analysis of any instruction set reports.
 
-An architecture's analysis (``arch.analysis.analyze``) decodes one function
-and, for every instruction reached from its entry, says how far the stack
-pointer (and the frame pointer, once it is a frame base) is below the CFA and
-where each callee-saved register was saved.  Those facts are a StackHeight;
-its ``rule`` is the same knowledge as an UnwindRule, which is all the steppers
-use.
+An architecture's analysis (``arch.analysis.analyze``: its decoder feeding
+arch/dataflow.py's engine) decodes one function and, for every instruction
+reached from its entry, says how far the stack pointer (and the frame pointer,
+once it is a frame base) is below the CFA and where each callee-saved register
+was saved.  Those facts are a StackHeight; its ``rule`` is the same knowledge
+as an UnwindRule, which is all the steppers use.
 """
 from bisect import bisect_right
 
@@ -37,12 +37,16 @@ class StackHeight:
         self.rule = rule
 
     @classmethod
-    def make(cls, arch, sp_offset, fp_offset, saved):
+    def make(cls, arch, sp_offset, fp_offset, saved, ra_on_stack=True, ra_signed=False):
+        """The height of ``arch`` (a registers module: sp, fp, ra, ptr_size).  ``ra_on_stack``:
+        a call pushed the return address just below the CFA; otherwise it is in ``arch.ra``
+        unless ``saved`` says where that was stored.  ``ra_signed``: it carries a PAC."""
         if sp_offset is not None:
             base, off = arch.sp, sp_offset
         else:
             base, off = arch.fp, fp_offset
-        rule = UnwindRule.at_cfa(base, off, arch.ra, -arch.ptr_size, saved)
+        rule = UnwindRule.at_cfa(base, off, arch.ra, -arch.ptr_size if ra_on_stack else None, saved,
+                                 ra_signed=ra_signed)
         return cls(sp_offset, fp_offset, saved, rule)
 
     def __eq__(self, other):

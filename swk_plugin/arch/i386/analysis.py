@@ -1,8 +1,8 @@
-"""Stack-height analysis of i386 machine code: arch/x86_64/analysis.py's dataflow in
-capstone's 32-bit mode, with 4-byte slots, %esp and %ebp, and the i386 callee-saved
-registers %ebx, %ebp, %esi and %edi.
+"""Stack-height analysis of i386 machine code: arch/x86_64/analysis.py's x86 decoder in
+capstone's 32-bit mode feeding arch/dataflow.py's engine, with 4-byte slots, %esp and
+%ebp, and the i386 callee-saved registers %ebx, %ebp, %esi and %edi.
 
-What 32-bit code adds is handled there too: PIC code finds its own address with
+What 32-bit code adds is decoded there too: PIC code finds its own address with
 ``call __x86.get_pc_thunk.bx`` (an ordinary call that returns) or with ``call 1f; 1:
 pop %ebx`` (a call to the next instruction: only a push), and ``pushal``/``popal``
 move the stack by 32 bytes.
@@ -23,15 +23,14 @@ must not be left to find this frame's caller: it would take the copy's slot.
 """
 from ...rule import EXPRESSION, CfaRule, RegRule, UnwindRule
 from ..heights import NOT_REACHED, AnalysisError, FunctionAnalysis, StackHeight  # noqa: F401 (re-exported)
-from ..x86_64.analysis import CALL, FALL, LEAVE, MAX_CODE, OTHER, STOP, Isa  # noqa: F401 (MAX_CODE: re-exported)
+from ..x86_64.analysis import CALL, FALL, LEAVE, MAX_CODE, OTHER, STOP, X86  # noqa: F401 (MAX_CODE: re-exported)
 from . import registers
 
-I386 = Isa(registers, "CS_MODE_32", "esp", "ebp", ("ebx", "ebp", "esi", "edi"))
+I386 = X86(registers, "CS_MODE_32", "esp", "ebp", ("ebx", "ebp", "esi", "edi"))
 CALLEE_SAVED = I386.callee_saved
 ENTRY = I386.entry
 classify = I386.classify
 classify_memo = I386.classify_memo
-transfer = I386.transfer
 decoder = I386.decoder
 decode_run = I386.decode_run
 is_padding = I386.is_padding
@@ -92,7 +91,7 @@ class _Realigned:
 
 
 def analyze(read, start, end=None, follow=None, noreturn=None, hi=None):
-    """The x86 analysis in 32-bit mode (arch/x86_64/analysis.Isa.analyze), with the body of
+    """The x86 analysis in 32-bit mode (arch/dataflow.InstructionSet.analyze), with the body of
     a realigned main given its rule wherever the heights are unknown — but not in an
     epilogue (from a ``leave`` or ``pop %ebp`` to the next stop), where %ebp is the caller's."""
     fa = I386.analyze(read, start, end, follow, noreturn, hi)
