@@ -351,3 +351,60 @@ def test_lldb(case):
     errs += C.compare_frames(s.native, swk, None, upto=upto, check_sp=False, by_order=True)
     if errs:
         _fail(errs, "gdb:\n" + T.format_native(s.native) + "\n--- LLDB ---\n" + out[-6000:])
+
+
+def _text(exe):
+    text = next(s for s in _sections(exe) if s["sh_type"] == "SHT_PROGBITS" and s["sh_flags"] & 4
+                and s["sh_size"] > 256)
+    return text["sh_addr"], exe.read_bytes()[text["sh_offset"]:text["sh_offset"] + text["sh_size"]]
+
+
+def _all_functions(exe):
+    """{name: (start, end)} of every sized function symbol (nm)."""
+    out = {}
+    nm = subprocess.run([TARGET.tool("nm"), "-S", "--defined-only", str(exe)], check=True, capture_output=True,
+                        text=True).stdout
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tT":
+            start = int(parts[0], 16)
+            out[parts[3]] = (start, start + int(parts[1], 16))
+    return out
+
+
+@pytest.mark.parametrize("cid", ["chain-O0", "chain-O2", "threads-O2", "cxx-O2", "recurse-O0"])
+def test_analysis_agrees_with_gcc_cfi(cid):
+    """The stack-height analysis (arch/dataflow.py fed by the Power decoder) against GCC's CFI
+    of the same code, at every instruction of every function: where the CFI bases the CFA on
+    r1 the analysis knows the height and agrees, and every register both say is saved is in the
+    same slot (lr's included: mflr r0; std r0,16(r1))."""
+    from swk_plugin.arch import get_architecture
+    from swk_plugin.elf.module import ElfModule
+    from swk_plugin.rule import OFFSET
+    from swk_plugin.unwind.cfi import cfi_rule_at
+    arch = get_architecture("ppc64le")
+    exe = BY_ID[cid].exe()
+    mod = ElfModule(str(exe))
+    tstart, data = _text(exe)
+    read = lambda a, n: data[a - tstart:a - tstart + n]       # noqa: E731
+    checked = lr_saved = 0
+    for name, (start, end) in _all_functions(exe).items():
+        if not tstart <= start < tstart + len(data) or end <= start or name.startswith("_start"):
+            continue
+        fa = arch.analysis.analyze(read, start, end)
+        for addr, height in zip(fa.addrs, fa.rules):
+            cfi = cfi_rule_at(mod, addr)
+            if cfi is None or cfi.cfa.reg != arch.sp:
+                continue
+            assert height is not None, f"{name}+{addr - start:#x}: the analysis lost the height, CFI {cfi}"
+            rule = height.rule
+            if rule.cfa.reg == arch.sp:
+                assert rule.cfa.offset == cfi.cfa.offset, f"{name}+{addr - start:#x}: {rule} vs {cfi}"
+            mine = {r: rr.arg for r, rr in rule.regs.items() if rr.kind == OFFSET}
+            theirs = {r: rr.arg for r, rr in cfi.regs.items() if rr.kind == OFFSET}
+            for r in set(mine) & set(theirs):
+                assert mine[r] == theirs[r], f"{name}+{addr - start:#x} r{r}: {rule} vs {cfi}"
+            assert arch.ra not in theirs or arch.ra in mine, f"{name}+{addr - start:#x}: lr's save missed: {rule}"
+            lr_saved += arch.ra in mine
+            checked += 1
+    assert checked > 20 and lr_saved

@@ -6,7 +6,7 @@ ppc.py        the instruction words swk decodes itself (frame set-up, tear-down,
 signal.py     the kernel's and qemu-user's rt_sigframe and trampolines
 calls.py      bl / bctrl / blrl ending at a return address
 prologue.py   the back chain and the lr save slot as unwind rules (prologue, body, epilogue)
-analysis.py   stack heights without CFI (not yet)
+analysis.py   stack heights without CFI: the Power decoder of arch/dataflow.py
 scan.py       function entries in raw code; the CFA of a return address found on the stack
 regsets.py    pt_regs: the general-register layout of NT_PRSTATUS and ptrace
 """

@@ -12,12 +12,12 @@ def word(code, i=0):
     return int.from_bytes(code[i:i + 4], "little")
 
 
-def _simm16(insn):
+def simm16(insn):
     v = insn & 0xffff
     return v - 0x10000 if v & 0x8000 else v
 
 
-def _ds(insn):
+def ds_offset(insn):
     v = insn & 0xfffc
     return v - 0x10000 if v & 0x8000 else v
 
@@ -25,28 +25,28 @@ def _ds(insn):
 def std_r1(insn):
     """(rs, displacement) of ``std rs,d(r1)``, else None."""
     if insn >> 26 == 62 and insn & 3 == 0 and (insn >> 16) & 31 == 1:
-        return (insn >> 21) & 31, _ds(insn)
+        return (insn >> 21) & 31, ds_offset(insn)
     return None
 
 
 def stdu_r1(insn):
     """The displacement of ``stdu r1,d(r1)`` (the frame's allocation, negative), else None."""
     if insn >> 26 == 62 and insn & 3 == 1 and (insn >> 16) & 31 == 1 and (insn >> 21) & 31 == 1:
-        return _ds(insn)
+        return ds_offset(insn)
     return None
 
 
 def ld_r1(insn):
     """(rt, displacement) of ``ld rt,d(r1)``, else None."""
     if insn >> 26 == 58 and insn & 3 == 0 and (insn >> 16) & 31 == 1:
-        return (insn >> 21) & 31, _ds(insn)
+        return (insn >> 21) & 31, ds_offset(insn)
     return None
 
 
 def addi_r1(insn):
     """N of ``addi r1,r1,N``, else None."""
     if insn >> 26 == 14 and (insn >> 21) & 31 == 1 and (insn >> 16) & 31 == 1:
-        return _simm16(insn)
+        return simm16(insn)
     return None
 
 
