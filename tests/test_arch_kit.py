@@ -82,6 +82,8 @@ TARGETS = {
     # Power: bl, and calls through ctr or lr (blr alone is a return)
     "ppc64le": lambda: _cross("ppc64le", "struct pt_regs", _POWER, ("bl", "bctrl", "blrl")),
     "ppc64": lambda: _cross("ppc64", "struct pt_regs", _POWER, ("bl", "bctrl", "blrl")),
+    # RISC-V: user_regs_struct names x8 s0 (GDB's, and swk's, fp); calls are jal/jalr linking ra
+    "riscv64": lambda: _cross("riscv64", "struct user_regs_struct", {"fp": "s0"}, ("jal", "jalr")),
 }
 
 
