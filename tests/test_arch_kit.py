@@ -87,8 +87,15 @@ TARGETS = {
 }
 
 
+#: Architectures whose tables have another oracle than a program run here, and where it is.
+ORACLE_ELSEWHERE = {
+    "x32": "tests/test_x32.py: the kernel here runs no x32 program (and Debian's x32 C library is not "
+           "installed); the table is checked against elfutils' x32 cores' own notes",
+}
+
+
 def test_every_architecture_has_an_oracle():
-    assert {cls.name for cls in ARCHITECTURES} <= set(TARGETS)
+    assert {cls.name for cls in ARCHITECTURES} <= set(TARGETS) | set(ORACLE_ELSEWHERE)
 
 
 #: A value per slot, distinct in every byte position (slot i holds BASE + i, cut to the slot).
@@ -120,7 +127,7 @@ def _program(t, arch):
         '    printf("\\n");', "    return 0;", "}", ""])
 
 
-@pytest.fixture(scope="module", params=sorted(cls.name for cls in ARCHITECTURES))
+@pytest.fixture(scope="module", params=sorted(cls.name for cls in ARCHITECTURES if cls.name not in ORACLE_ELSEWHERE))
 def oracle(request, tmp_path_factory):
     """(target, architecture, {fact: number}, {slot: offset}, the struct's bytes, the program)."""
     t, arch = TARGETS[request.param](), get_architecture(request.param)
@@ -271,3 +278,30 @@ def test_host_architecture_is_the_running_interpreters():
     """The host's Architecture is the one of this Python's own executable."""
     hdr = ElfHeader(Path(sys.executable).resolve().read_bytes()[:64], sys.executable)
     assert host_architecture() == from_elf_machine(hdr["e_machine"], hdr.elfclass, hdr.byteorder)
+
+
+def test_an_architecture_swk_does_not_walk_one_line_in_gdb(tmp_path):
+    """32-bit PowerPC (not one of issue 26's: swk walks 64-bit Power only), a program run under
+    qemu-ppc's stub in gdb-multiarch: swk-bt says in one line that it does not walk it, naming
+    those it does, and GDB's own bt runs with swk's unwinder installed without a word from it."""
+    ppc64 = cross_lib.PPC64
+    cross_lib.need_machine(ppc64)
+    S.need_tool("qemu-ppc", "qemu-user")
+    # the big-endian Power compiler builds 32-bit code too (-m32); static, no C library
+    ppc32 = cross_lib.CrossTarget("ppc", ppc64.triplet, ppc64.debian, "ppc")
+    src = tmp_path / "spin.S"
+    src.write_text(".globl _start\n_start:\n  nop\n  b _start\n")
+    exe = tmp_path / "spin"
+    subprocess.run([ppc64.gcc, "-m32", "-nostdlib", "-static", str(src), "-o", str(exe)], check=True,
+                   capture_output=True)
+    with cross_lib.Qemu(ppc32, exe) as q:
+        out = T.run_cmd([cross_lib.GDB, "-nx", "-batch", "-q", "-ex", f"source {T.GDB_INIT}", "-ex", f"file {exe}",
+                         "-ex", f"target remote :{q.port}", "-ex", "echo SWK-BEGIN\\n", "-ex", "swk-bt",
+                         "-ex", "echo SWK-MID\\n", "-ex", "bt", "-ex", "echo SWK-END\\n", "-ex", "kill"],
+                        timeout=120).stdout
+    first = out.split("SWK-BEGIN\n", 1)[1].split("SWK-MID\n", 1)[0].strip().splitlines()
+    names = ", ".join(sorted(cls.name for cls in ARCHITECTURES))
+    assert len(first) == 1 and "unsupported architecture 'powerpc:common'" in first[0] and names in first[0], out
+    assert "Traceback" not in out
+    bt = out.split("SWK-MID\n", 1)[1].split("SWK-END", 1)[0]
+    assert "#0" in bt and "_start" in bt and "swk" not in bt, bt

@@ -30,8 +30,6 @@ from pathlib import Path
 import capstone
 import pytest
 
-from swk_plugin.arch import known_names
-
 import swk_suite as S
 import swk_testlib as T
 
@@ -529,25 +527,6 @@ def test_kernel_core_walked_as_gdb_walks_it(kernel_core):
     assert not errs, "\n".join(errs) + "\n" + T.format_native(native)
     chain = T.chain(swk[0]["frames"])
     assert T.chain_mismatch(chain, T.CASES_BY_ID["i386-crash-segv-O2g"].expected[1]) is None, chain
-
-
-# --------------------------------------------------------------------------
-# an architecture swk does not know
-# --------------------------------------------------------------------------
-
-def test_unknown_architecture_one_line_and_a_silent_unwinder(corpus):
-    """GDB told the program is x32 (`set architecture i386:x64-32`): swk-bt says so in one
-    line, and GDB's own bt runs with swk's unwinder installed without a word from it."""
-    exe = corpus.exe(T.CASES_BY_ID["chain-O0g"])
-    out = T.run_gdb(exe, ["break stop_here", "run", "set architecture i386:x64-32", "echo SWK-BEGIN\\n", "swk-bt",
-                          "echo SWK-MID\\n", "bt", "echo SWK-END\\n"], swk=True)
-    first = out.split("SWK-BEGIN\n", 1)[1].split("SWK-MID\n", 1)[0].strip().splitlines()
-    assert len(first) == 1 and "unsupported architecture 'i386:x64-32'" in first[0] \
-        and ", ".join(known_names()) in first[0], out
-    assert "Traceback" not in out
-    bt = out.split("SWK-MID\n", 1)[1].split("SWK-END", 1)[0]
-    assert "#0" in bt and "swk" not in bt, bt
-
 
 def test_unknown_core_machine_one_line(tmp_path):
     core = _elf32_core(tmp_path / "m68k", [(b"CORE", 1, bytes(144))])

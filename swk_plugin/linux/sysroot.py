@@ -56,9 +56,10 @@ def elf_machine_is(path, arch):
         return False
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return False
-    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
-    try:
-        return from_elf_machine(machine) == arch
+    byteorder = "little" if head[5] == 1 else "big"
+    machine = int.from_bytes(head[18:20], byteorder)
+    try:   # the class and byte order too: ppc64 and ppc64le are one machine
+        return from_elf_machine(machine, 64 if head[4] == 2 else 32, byteorder) == arch
     except UnsupportedArchitecture:
         return False
 

@@ -14,7 +14,7 @@ from . import calls, prologue, regsets, registers, signal
 
 class X86_64(Architecture):
     name = "x86_64"
-    aliases = ("i386:x86-64", "amd64", "x86-64")
+    aliases = ("i386:x86-64", "i386:x86-64:intel", "amd64", "x86-64")
     elf_machine = 62
     ptr_size = registers.ptr_size
     dwarf_names = registers.DWARF_NAMES
