@@ -179,7 +179,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
                 out["unknown"] = "..."        # how an unknown value of this type prints here
         if var.is_param:
             try:
-                ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size)
+                ev = parameter_entry_value(var, entry, reg_size, ps.arch.ptr_size, ps.arch.byteorder)
                 if ev is not None and ev.error:
                     # GDB's read_frame_arg: an entry value that raised an error prints it,
                     # unless the value itself failed with the same words
@@ -206,7 +206,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
 def _reading_entry(read_memory, ev, referent):
     """read_memory, except that the object a reference's entry value refers to reads as it
     was on entry (DW_AT_call_data_value), as GDB prints ``x@entry=@0x...: 1``."""
-    where = int.from_bytes(ev.data, "little")
+    where = int.from_bytes(ev.data, ev.byteorder)
 
     def read(addr, size):
         if where <= addr and addr + size <= where + len(referent):
@@ -220,7 +220,7 @@ def _same_referent(ps, ev, referent):
     if referent is None:
         return True
     try:
-        now = ps.read_memory(int.from_bytes(ev.data, "little"), len(referent))
+        now = ps.read_memory(int.from_bytes(ev.data, ev.byteorder), len(referent))
     except Exception:
         return False
     return bytes(now) == referent
@@ -278,7 +278,7 @@ def line_args_text(shown, walk):
                 data = ps.read_memory((cfa + loc) & ps.arch.address_mask, size)
             except Exception:
                 return None                   # the general path says what went wrong
-            v = int.from_bytes(data, "little")
+            v = int.from_bytes(data, ps.arch.byteorder)
         elif where == "const":
             v = loc
         else:
@@ -370,7 +370,7 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=
             data = ps.read_memory((cfa + loc) & mask, size)
         except Exception:
             return None                       # the general path says what went wrong
-        v = int.from_bytes(data, "little")
+        v = int.from_bytes(data, ps.arch.byteorder)
     elif where == "const":
         v = loc
     else:                                     # a register, or its value on entry (x=x@entry=V)

@@ -270,16 +270,18 @@ class ProcessState(abc.ABC):
         return self.read_raw(addr, size)
 
     def read_pointer(self, addr):
-        n = self.arch.ptr_size
+        """A pointer in the target's byte order (``arch.byteorder``)."""
+        arch = self.arch
+        n = arch.ptr_size
         off = addr & (PAGE - 1)
         if off <= PAGE - n:                 # the hot path of every walk: one cached page
             page = self._pages.get(addr - off)
             if page is not None:
-                return int.from_bytes(page[off:off + n], "little")
-        return int.from_bytes(self.read_memory(addr, n), "little")
+                return int.from_bytes(page[off:off + n], arch.byteorder)
+        return int.from_bytes(self.read_memory(addr, n), arch.byteorder)
 
     def read_uint(self, addr, size):
-        return int.from_bytes(self.read_memory(addr, size), "little")
+        return int.from_bytes(self.read_memory(addr, size), self.arch.byteorder)
 
     def is_readable(self, addr, size=1):
         try:

@@ -1000,8 +1000,9 @@ class _FakeSecs:
 
 class _FakeDwarf:
     """Just what find_location_expr reads: sections, .debug_addr, the unit's attributes and
-    the module (whose cache keeps the unit's loclists base)."""
+    the module (whose cache keeps the unit's loclists base), its byte order."""
     little = True
+    byteorder = "little"
 
     def __init__(self, secs, addrs, attrs=None):
         from swk_plugin.cache import ModuleCache

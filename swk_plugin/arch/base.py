@@ -34,7 +34,8 @@ Methods (their defaults below): reg_name, reg_number, reg_size (procstate, forma
 locals); fp_register_name, fp_register_number, register_value (procstate, locals/frames);
 gdb_name, lldb_name (debuggers' register names); strip_pointer_auth, pac_mask_from_note,
 usable_pac_mask (procstate, unwind/apply, linux/coredump, back-ends); scan_cfa
-(steppers/wanderer); unpack_pointer; is_canonical (walker).
+(steppers/wanderer); unpack_pointer, unpack_int (back-ends: words the target hands over
+as bytes); is_canonical (walker).
 
 Kits: each points at one of the architecture's modules (or a lazy_module, imported on
 first use), seen through its topic's ``Kit`` below: a hook the module does not state reads
@@ -290,7 +291,10 @@ class Architecture:
 
     def register_value(self, regno, raw, float_size=None):
         """The bytes a value of ``float_size`` bytes (a floating type; None: any other
-        type) has when it lives in register ``regno`` holding ``raw``."""
+        type) has when it lives in register ``regno`` holding ``raw``.  A value narrower
+        than what this returns is its low-order end (GDB's default_value_from_register):
+        the first bytes on a little-endian target, the last on a big-endian one; an
+        architecture that keeps it elsewhere returns exactly ``float_size`` bytes."""
         if float_size is not None and regno in self.x87_registers:
             return x87.convert(raw, float_size)
         return raw
@@ -323,6 +327,12 @@ class Architecture:
 
     def unpack_pointer(self, data, offset=0):
         return int.from_bytes(data[offset:offset + self.ptr_size], self.byteorder)
+
+    def unpack_int(self, data, signed=False):
+        """An integer stored in the target's byte order in ``data`` (all of it): a word a
+        debugger or the kernel hands over as bytes.  Hot readers bind ``byteorder`` once
+        instead of calling this per value."""
+        return int.from_bytes(data, self.byteorder, signed=signed)
 
     def is_canonical(self, addr):
         return 0 < addr <= self.max_user_address

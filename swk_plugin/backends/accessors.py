@@ -1,16 +1,29 @@
 """A target described by callbacks, as libunwind's remote unwinding describes one
 (libunwind-remote-accessors: ``unw_create_addr_space(accessors, byte_order)``).
 
-``AddressSpace(accessors, byte_order="little", caching="global")`` takes an object (or a
-dict) with libunwind's callbacks as Python callables and gives a ProcessState — so a
-Walker — over it: a gdbserver connection, a minidump, a simulator, a snapshot, anything a
-user can read memory and registers from.  The callbacks, in swk's Python form:
+``AddressSpace(accessors, byte_order=0, caching="global")`` takes an object (or a dict)
+with libunwind's callbacks as Python callables and gives a ProcessState — so a Walker —
+over it: a gdbserver connection, a minidump, a simulator, a snapshot, anything a user can
+read memory and registers from.
 
-``access_mem(addr, size) -> bytes``  (required) target memory; raise, or return fewer bytes,
-    where it is unreadable.  Reading only: swk never writes (libunwind's ``write`` flag).
+``byte_order`` is unw_create_addr_space's: 0 (or None) for the target's own (its
+architecture's), else ``"little"`` / ``"big"`` or <endian.h>'s ``__LITTLE_ENDIAN`` (1234) /
+``__BIG_ENDIAN`` (4321).  It picks the architecture of that byte order where a machine has
+two (ppc64le / ppc64); one the target's machine does not have is refused, as libunwind
+refuses it.  Every word swk reads out of the target's memory (pointers, saved registers,
+variables' values) is read in it.
+
+The callbacks, in swk's Python form:
+
+``access_mem(addr, size) -> bytes``  (required) target memory as it is (its bytes in the
+    target's byte order: swk converts the words it reads, where libunwind's C callback
+    hands over one word converted to the host's order); raise, or return fewer bytes, where
+    it is unreadable.  Reading only: swk never writes (libunwind's ``write`` flag).
 ``access_reg(regno, thread) -> int``  (required) a general register of the thread's innermost
-    frame, by DWARF number; raise (any exception) where it is unknown.
-``access_fpreg(regno, thread) -> bytes``  floating-point / vector registers.
+    frame, by DWARF number, as a number (so in no byte order); raise (any exception) where it
+    is unknown.
+``access_fpreg(regno, thread) -> bytes``  floating-point / vector registers, their bytes in
+    the target's byte order.
 ``find_proc_info(ip) -> ProcInfo | None``  the procedure at ``ip``: its bounds, name and, as
     libunwind's unwind_info, an UnwindRule for ``ip`` (swk_plugin.rule) — how JIT code
     without ELF tells swk how to unwind it.  Asked before swk's own steppers.
@@ -34,7 +47,7 @@ one thread's walk never sees another's stale pages; flushed the same way).
 Every back-end is one: ``AddressSpace.of(process_state)`` gives the accessors of a GDB, LLDB,
 core or ptrace ProcessState, and walking through them is walking the back-end itself.
 """
-from ..arch import get_architecture, host_architecture
+from ..arch import UnsupportedArchitecture, from_elf_machine, get_architecture, host_architecture
 from ..elf.module import open_module
 from ..errors import MemoryReadError, RegisterError, SwkError
 from ..procstate import Library, LibraryState, MemoryRegion, ProcessState
@@ -44,6 +57,9 @@ from ..unwind.apply import caller_by_rule
 from ..walker import Walker
 
 CACHING = ("none", "global", "per_thread")
+#: unw_create_addr_space's byte orders: <endian.h>'s __LITTLE_ENDIAN and __BIG_ENDIAN, swk's
+#: words for them, and 0 / None: the target's own.
+BYTE_ORDERS = {0: None, None: None, "little": "little", "big": "big", 1234: "little", 4321: "big"}
 
 
 class ProcInfo:
@@ -60,20 +76,37 @@ def _callback(accessors, name):
     return getattr(accessors, name, None)
 
 
+def _architecture(accessors, byte_order):
+    """The target's Architecture: the one its ``arch`` callback names (else this machine's),
+    or its machine's other one of ``byte_order`` (ppc64 for ppc64le)."""
+    arch_fn = _callback(accessors, "arch")
+    arch = get_architecture(arch_fn()) if callable(arch_fn) else host_architecture()
+    if byte_order is None or byte_order == arch.byteorder:
+        return arch
+    try:
+        return from_elf_machine(arch.elf_machine, 8 * arch.ptr_size, byte_order)
+    except UnsupportedArchitecture:
+        raise SwkError(f"swk: byte order {byte_order}: {arch.name} is {arch.byteorder}-endian and swk knows "
+                       f"no {byte_order}-endian {arch.name}") from None
+
+
 class AddressSpace:
-    def __init__(self, accessors, byte_order="little", caching="global"):
-        if byte_order not in ("little", "big"):
-            raise SwkError(f"swk: byte order {byte_order!r}: say 'little' or 'big'")
-        if byte_order == "big":
-            raise SwkError("swk: big-endian targets are not supported (every architecture swk knows "
-                           "is little-endian)")
+    def __init__(self, accessors, byte_order=0, caching="global"):
+        try:
+            order = BYTE_ORDERS[byte_order]
+        except (KeyError, TypeError):
+            raise SwkError(f"swk: byte order {byte_order!r}: say 0 (the target's), 'little' or 'big' "
+                           f"(__LITTLE_ENDIAN, __BIG_ENDIAN)") from None
         if caching not in CACHING:
             raise SwkError(f"swk: caching {caching!r}: one of {', '.join(CACHING)}")
         for required in ("access_mem", "access_reg"):
             if not callable(_callback(accessors, required)):
                 raise SwkError(f"swk: the accessors have no {required} callback")
         self.accessors = accessors
-        self.byte_order = byte_order
+        #: The target's Architecture, of the byte order asked for.
+        self.arch = _architecture(accessors, order)
+        #: "little" or "big": the target's words, as every read of its memory takes them.
+        self.byte_order = self.arch.byteorder
         self.caching = caching
         self._states = []
 
@@ -135,7 +168,7 @@ class AddressSpace:
 
             def thread_pointer(self, thread):
                 return ps.get_thread_pointer(thread)
-        return cls(_Of(), "little", caching)
+        return cls(_Of(), ps.arch.byteorder, caching)
 
 
 class AccessorLibraryState(LibraryState):
@@ -193,9 +226,7 @@ class AccessorProcessState(ProcessState):
     """A ProcessState whose every read is a callback (with the AddressSpace's caching)."""
 
     def __init__(self, space):
-        arch_fn = space.callback("arch")
-        arch = get_architecture(arch_fn()) if arch_fn is not None else host_architecture()
-        super().__init__(arch, None)
+        super().__init__(space.arch, None)
         self.space = space
         self.library_state = AccessorLibraryState(space)
         self._thread_pages = {}

@@ -451,7 +451,7 @@ class PtraceLibraryState(LibraryState):
         exe = f"/proc/{pid}/exe"
         if not os.path.exists(exe):
             return []
-        auxv = read_proc_auxv(pid, self.ps.arch.ptr_size) or {}
+        auxv = read_proc_auxv(pid, self.ps.arch.ptr_size, self.ps.arch.byteorder) or {}
 
         def resolve(name):
             if name and os.path.isabs(name) and os.path.exists(name):

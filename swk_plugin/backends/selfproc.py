@@ -75,7 +75,7 @@ class SelfCapture:
         def handler(_sig, _info, uc):
             try:
                 sc = uc + sc_off
-                regs = {regno: int.from_bytes(ctypes.string_at(sc + off, slot), "little")
+                regs = {regno: int.from_bytes(ctypes.string_at(sc + off, slot), arch.byteorder)
                         for regno, off in layout.SC_OFFSETS.items()}
                 snap.regs = regs
                 snap.stopped_at = time.perf_counter()

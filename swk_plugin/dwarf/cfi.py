@@ -31,8 +31,9 @@ class CfiError(SwkError):
     """Malformed or unusable call frame information; message is one clear line."""
 
 
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
+#: {byte order: (4-byte, 8-byte) unsigned structs} for entry headers.
+_LENGTHS = {"little": (struct.Struct("<I"), struct.Struct("<Q")),
+            "big": (struct.Struct(">I"), struct.Struct(">Q"))}
 
 #: Deepest DW_CFA_remember_state nesting we accept (real code uses one or two).
 MAX_STATE_DEPTH = 64
@@ -70,10 +71,13 @@ class Fde:
 
 
 class CfiTable:
-    """The CFI of one ELF section, searched by pc (unbiased addresses)."""
+    """The CFI of one ELF section, searched by pc (unbiased addresses), its words in the
+    byte order of the file it comes from (``byteorder``: ElfModule.byteorder)."""
 
-    def __init__(self, data, addr, ptr_size, is_eh, renumber=None):
+    def __init__(self, data, addr, ptr_size, is_eh, renumber=None, byteorder="little"):
         self.data = bytes(data)
+        self.byteorder = byteorder
+        self._u32, self._u64 = _LENGTHS[byteorder]
         #: {column as written: the architecture's DWARF number} where a producer numbers some
         #: registers its own way (GCC's .eh_frame on Power); applied to every row.
         self.renumber = renumber or None
@@ -97,15 +101,16 @@ class CfiTable:
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
-    def from_eh_frame(cls, data, addr, hdr_data=None, hdr_addr=None, ptr_size=8, renumber=None):
-        self = cls(data, addr, ptr_size, True, renumber)
+    def from_eh_frame(cls, data, addr, hdr_data=None, hdr_addr=None, ptr_size=8, renumber=None,
+                      byteorder="little"):
+        self = cls(data, addr, ptr_size, True, renumber, byteorder)
         if hdr_data is not None and hdr_addr is not None:
             self._hdr = self._read_hdr(bytes(hdr_data), hdr_addr)
         return self
 
     @classmethod
-    def from_debug_frame(cls, data, addr=0, ptr_size=8, renumber=None):
-        return cls(data, addr, ptr_size, False, renumber)
+    def from_debug_frame(cls, data, addr=0, ptr_size=8, renumber=None, byteorder="little"):
+        return cls(data, addr, ptr_size, False, renumber, byteorder)
 
     def __repr__(self):
         how = "hdr" if self._hdr else "scan"
@@ -113,20 +118,20 @@ class CfiTable:
 
     def _read_hdr(self, hdr, hdr_addr):
         """Decode .eh_frame_hdr; None when it has no usable search table."""
-        ps = self.ptr_size
+        ps, order = self.ptr_size, self.byteorder
         if len(hdr) < 4 or hdr[0] != 1:
             return None
         ptr_enc, count_enc, table_enc = hdr[1], hdr[2], hdr[3]
         try:
-            _ptr, pos = decode_pointer(hdr, 4, ptr_enc, ps, addr=hdr_addr, data_base=hdr_addr)
+            _ptr, pos = decode_pointer(hdr, 4, ptr_enc, ps, order, addr=hdr_addr, data_base=hdr_addr)
             if count_enc == DW_EH_PE_omit or table_enc == DW_EH_PE_omit:
                 return None
-            count, pos = decode_pointer(hdr, pos, count_enc, ps, addr=hdr_addr, data_base=hdr_addr)
+            count, pos = decode_pointer(hdr, pos, count_enc, ps, order, addr=hdr_addr, data_base=hdr_addr)
         except DecodeError:
             return None
         if table_enc & DW_EH_PE_indirect:
             return None
-        st = struct_for(table_enc, ps)
+        st = struct_for(table_enc, ps, order)
         if st is None or not count:
             return None
         size = st.size
@@ -144,13 +149,13 @@ class CfiTable:
         n = len(data)
         if off < 0 or off + 4 > n:
             raise CfiError(f"{self._where(off)}: truncated entry header")
-        length = _U32.unpack_from(data, off)[0]
+        length = self._u32.unpack_from(data, off)[0]
         pos = off + 4
         id_size = 4
         if length == 0xFFFFFFFF:
             if pos + 8 > n:
                 raise CfiError(f"{self._where(off)}: truncated 64-bit entry header")
-            length = _U64.unpack_from(data, pos)[0]
+            length = self._u64.unpack_from(data, pos)[0]
             pos += 8
             if not self.is_eh:
                 id_size = 8         # .eh_frame keeps a 4-byte CIE pointer even in 64-bit DWARF
@@ -163,7 +168,7 @@ class CfiTable:
             raise CfiError(f"{self._where(off)}: length {length} runs past the section end ({n} bytes)")
         if pos + id_size > end:
             raise CfiError(f"{self._where(off)}: too short for its CIE id")
-        cie_id = int.from_bytes(data[pos:pos + id_size], "little")
+        cie_id = int.from_bytes(data[pos:pos + id_size], self.byteorder)
         return pos, end, id_size, cie_id
 
     def _is_cie(self, cie_id, id_size):
@@ -198,10 +203,10 @@ class CfiTable:
         self.cies_parsed += 1
         buf = memoryview(self.data)[:end]
         pos = id_pos + id_size
-        ps = self.ptr_size
+        ps, order = self.ptr_size, self.byteorder
         cie = Cie()
         cie.offset = off
-        version, pos = read_uint(buf, pos, 1)
+        version, pos = read_uint(buf, pos, 1, order)
         if version not in (1, 3, 4):
             raise CfiError(f"{self._where(off)}: unsupported CIE version {version}")
         cie.version = version
@@ -217,14 +222,14 @@ class CfiTable:
         cie.address_size = ps
         cie.segment_size = 0
         if version >= 4:
-            cie.address_size, pos = read_uint(buf, pos, 1)
-            cie.segment_size, pos = read_uint(buf, pos, 1)
+            cie.address_size, pos = read_uint(buf, pos, 1, order)
+            cie.segment_size, pos = read_uint(buf, pos, 1, order)
             if cie.address_size not in (2, 4, 8):
                 raise CfiError(f"{self._where(off)}: unsupported address size {cie.address_size}")
         cie.code_align, pos = uleb128(buf, pos)
         cie.data_align, pos = sleb128(buf, pos)
         if version == 1:
-            cie.ra_reg, pos = read_uint(buf, pos, 1)
+            cie.ra_reg, pos = read_uint(buf, pos, 1, order)
         else:
             cie.ra_reg, pos = uleb128(buf, pos)
         cie.fde_encoding = DW_EH_PE_absptr
@@ -241,16 +246,16 @@ class CfiTable:
                 raise CfiError(f"{self._where(off)}: augmentation data runs past the entry")
             for ch in aug[1:]:
                 if ch == "R":
-                    cie.fde_encoding, pos = read_uint(buf, pos, 1)
+                    cie.fde_encoding, pos = read_uint(buf, pos, 1, order)
                 elif ch == "P":
-                    enc, pos = read_uint(buf, pos, 1)
+                    enc, pos = read_uint(buf, pos, 1, order)
                     cie.personality_encoding = enc
                     # An indirect personality stays the address of its pointer slot.
                     cie.personality, pos = decode_pointer(
-                        buf, pos, enc & ~DW_EH_PE_indirect, ps, addr=self.addr,
+                        buf, pos, enc & ~DW_EH_PE_indirect, ps, order, addr=self.addr,
                         data_base=self.data_base, text_base=self.text_base)
                 elif ch == "L":
-                    cie.lsda_encoding, pos = read_uint(buf, pos, 1)
+                    cie.lsda_encoding, pos = read_uint(buf, pos, 1, order)
                 elif ch == "S":
                     cie.signal_frame = True
                 elif ch in "BG":        # AArch64 BTI / MTE markers: no data
@@ -279,14 +284,14 @@ class CfiTable:
             if enc == DW_EH_PE_omit:
                 raise CfiError(f"{self._where(off)}: CIE omits the FDE address encoding")
             ps = self.ptr_size
-            begin, pos = decode_pointer(buf, pos, enc, ps, addr=self.addr,
+            begin, pos = decode_pointer(buf, pos, enc, ps, self.byteorder, addr=self.addr,
                                         data_base=self.data_base, text_base=self.text_base)
-            rng, pos = read_format(buf, pos, enc, ps)
+            rng, pos = read_format(buf, pos, enc, ps, self.byteorder)
         else:
             pos += cie.segment_size
             size = cie.address_size
-            begin, pos = read_uint(buf, pos, size)
-            rng, pos = read_uint(buf, pos, size)
+            begin, pos = read_uint(buf, pos, size, self.byteorder)
+            rng, pos = read_uint(buf, pos, size, self.byteorder)
         mask = (1 << (self.ptr_size * 8)) - 1
         return begin, (begin + (rng & mask)), pos
 
@@ -324,7 +329,7 @@ class CfiTable:
             if "L" in cie.augmentation and cie.lsda_encoding != DW_EH_PE_omit:
                 enc = cie.lsda_encoding
                 fde.lsda, _ = decode_pointer(
-                    buf[:aend], pos, enc & ~DW_EH_PE_indirect, self.ptr_size, addr=self.addr,
+                    buf[:aend], pos, enc & ~DW_EH_PE_indirect, self.ptr_size, self.byteorder, addr=self.addr,
                     data_base=self.data_base, text_base=self.text_base, func_base=fde.pc_begin)
             pos = aend
         fde.instructions = self.data[pos:end]
@@ -498,6 +503,7 @@ class CfiTable:
         # carries it as UnwindRule.ra_signed; the architecture decides what it means.
         code_align = cie.code_align
         data_align = cie.data_align
+        order = self.byteorder
         sig, ra_reg = cie.signal_frame, cie.ra_reg
         emit = loc is not None
         rows = []
@@ -539,7 +545,7 @@ class CfiTable:
                 size = 1 << (op - 2)
                 if pos + size > n:
                     raise DecodeError(f"DW_CFA_advance_loc{size} operand")
-                delta = int.from_bytes(ins[pos:pos + size], "little")
+                delta = int.from_bytes(ins[pos:pos + size], order)
                 pos += size
                 new_loc = loc + delta * code_align if emit else None
             elif op == 0x0A:                                    # remember_state
@@ -627,12 +633,12 @@ class CfiTable:
                 continue
             elif op == 0x01:                                    # set_loc
                 if self.is_eh:
-                    target, pos = decode_pointer(ins, pos, cie.fde_encoding, self.ptr_size,
+                    target, pos = decode_pointer(ins, pos, cie.fde_encoding, self.ptr_size, order,
                                                  addr=ins_addr, data_base=self.data_base,
                                                  text_base=self.text_base)
                 else:
                     pos += cie.segment_size
-                    target, pos = read_uint(ins, pos, cie.address_size)
+                    target, pos = read_uint(ins, pos, cie.address_size, order)
                 if not emit:
                     continue
                 if target < loc:
@@ -641,7 +647,7 @@ class CfiTable:
             elif op == 0x1D:                                    # MIPS_advance_loc8
                 if pos + 8 > n:
                     raise DecodeError("DW_CFA_MIPS_advance_loc8 operand")
-                delta = int.from_bytes(ins[pos:pos + 8], "little")
+                delta = int.from_bytes(ins[pos:pos + 8], order)
                 pos += 8
                 new_loc = loc + delta * code_align if emit else None
             else:

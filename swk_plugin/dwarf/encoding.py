@@ -2,7 +2,8 @@
 
 Every reader takes the buffer and a position and returns ``(value, next_position)``.
 They check bounds themselves and raise DecodeError (never IndexError), so callers
-can turn any malformed input into their own one-line error.  Little-endian only.
+can turn any malformed input into their own one-line error.  Fixed-size values are in
+the ``byteorder`` ("little" / "big") a reader binds once from its module (ElfModule.byteorder).
 """
 import struct
 
@@ -28,17 +29,14 @@ DW_EH_PE_aligned = 0x50
 DW_EH_PE_indirect = 0x80
 DW_EH_PE_omit = 0xFF
 
-_STRUCTS = {
-    (DW_EH_PE_udata2, 0): struct.Struct("<H"),
-    (DW_EH_PE_udata4, 0): struct.Struct("<I"),
-    (DW_EH_PE_udata8, 0): struct.Struct("<Q"),
-    (DW_EH_PE_sdata2, 0): struct.Struct("<h"),
-    (DW_EH_PE_sdata4, 0): struct.Struct("<i"),
-    (DW_EH_PE_sdata8, 0): struct.Struct("<q"),
-    (DW_EH_PE_absptr, 4): struct.Struct("<I"),
-    (DW_EH_PE_absptr, 8): struct.Struct("<Q"),
-    (DW_EH_PE_absptr, 2): struct.Struct("<H"),
+_FORMATS = {
+    (DW_EH_PE_udata2, 0): "H", (DW_EH_PE_udata4, 0): "I", (DW_EH_PE_udata8, 0): "Q",
+    (DW_EH_PE_sdata2, 0): "h", (DW_EH_PE_sdata4, 0): "i", (DW_EH_PE_sdata8, 0): "q",
+    (DW_EH_PE_absptr, 4): "I", (DW_EH_PE_absptr, 8): "Q", (DW_EH_PE_absptr, 2): "H",
 }
+#: {byte order: {(format, size): struct.Struct}}
+_STRUCTS = {order: {k: struct.Struct(prefix + f) for k, f in _FORMATS.items()}
+            for order, prefix in (("little", "<"), ("big", ">"))}
 
 
 class DecodeError(ValueError):
@@ -89,19 +87,19 @@ def sleb128(buf, pos):
     raise DecodeError(f"LEB128 number runs past the end at offset {pos}")
 
 
-def read_uint(buf, pos, size):
-    """Unsigned little-endian integer of ``size`` bytes at ``pos``."""
+def read_uint(buf, pos, size, byteorder):
+    """Unsigned integer of ``size`` bytes at ``pos`` in ``byteorder``."""
     end = pos + size
     if end > len(buf) or pos < 0:
         raise DecodeError(f"{size}-byte value runs past the end at offset {pos}")
-    return int.from_bytes(buf[pos:end], "little"), end
+    return int.from_bytes(buf[pos:end], byteorder), end
 
 
-def read_sint(buf, pos, size):
+def read_sint(buf, pos, size, byteorder):
     end = pos + size
     if end > len(buf) or pos < 0:
         raise DecodeError(f"{size}-byte value runs past the end at offset {pos}")
-    return int.from_bytes(buf[pos:end], "little", signed=True), end
+    return int.from_bytes(buf[pos:end], byteorder, signed=True), end
 
 
 def fixed_size(enc, ptr_size):
@@ -120,37 +118,37 @@ def fixed_size(enc, ptr_size):
     raise DecodeError(f"unknown pointer format 0x{enc:02x}")
 
 
-def struct_for(enc, ptr_size):
-    """A struct.Struct for a fixed-size format (for fast table probes), or None."""
+def struct_for(enc, ptr_size, byteorder):
+    """A struct.Struct for a fixed-size format in ``byteorder`` (for fast table probes), or None."""
     fmt = enc & 0x0F
-    return _STRUCTS.get((fmt, ptr_size if fmt == DW_EH_PE_absptr else 0))
+    return _STRUCTS[byteorder].get((fmt, ptr_size if fmt == DW_EH_PE_absptr else 0))
 
 
-def read_format(buf, pos, enc, ptr_size):
+def read_format(buf, pos, enc, ptr_size, byteorder):
     """Read the raw value of the format in ``enc``'s low nibble (no base applied)."""
     fmt = enc & 0x0F
     if fmt == DW_EH_PE_absptr:
-        return read_uint(buf, pos, ptr_size)
+        return read_uint(buf, pos, ptr_size, byteorder)
     if fmt == DW_EH_PE_udata4:
-        return read_uint(buf, pos, 4)
+        return read_uint(buf, pos, 4, byteorder)
     if fmt == DW_EH_PE_sdata4:
-        return read_sint(buf, pos, 4)
+        return read_sint(buf, pos, 4, byteorder)
     if fmt == DW_EH_PE_uleb128:
         return uleb128(buf, pos)
     if fmt == DW_EH_PE_sleb128:
         return sleb128(buf, pos)
     if fmt == DW_EH_PE_udata2:
-        return read_uint(buf, pos, 2)
+        return read_uint(buf, pos, 2, byteorder)
     if fmt == DW_EH_PE_sdata2:
-        return read_sint(buf, pos, 2)
+        return read_sint(buf, pos, 2, byteorder)
     if fmt == DW_EH_PE_udata8:
-        return read_uint(buf, pos, 8)
+        return read_uint(buf, pos, 8, byteorder)
     if fmt == DW_EH_PE_sdata8:
-        return read_sint(buf, pos, 8)
+        return read_sint(buf, pos, 8, byteorder)
     raise DecodeError(f"unknown pointer format 0x{enc:02x}")
 
 
-def decode_pointer(buf, pos, enc, ptr_size, *, addr=None, data_base=None, text_base=None,
+def decode_pointer(buf, pos, enc, ptr_size, byteorder, *, addr=None, data_base=None, text_base=None,
                    func_base=None):
     """Decode one DW_EH_PE-encoded pointer at ``buf[pos]``.
 
@@ -165,10 +163,10 @@ def decode_pointer(buf, pos, enc, ptr_size, *, addr=None, data_base=None, text_b
         if addr is None:
             raise DecodeError("aligned pointer encoding needs the section address")
         pos += (-(addr + pos)) % ptr_size
-        value, pos = read_uint(buf, pos, ptr_size)
+        value, pos = read_uint(buf, pos, ptr_size, byteorder)
         return value, pos
     start = pos
-    value, pos = read_format(buf, pos, enc, ptr_size)
+    value, pos = read_format(buf, pos, enc, ptr_size, byteorder)
     if app:
         if app == DW_EH_PE_pcrel:
             if addr is None:

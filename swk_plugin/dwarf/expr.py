@@ -99,7 +99,7 @@ def _op_name(op):
 
 def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=(), frame_base=None,
              cfa=None, max_steps=10000, entry_value=None, addr_base_lookup=None, base_type=None,
-             tls_address=None, ref_size=None):
+             tls_address=None, ref_size=None, byteorder="little"):
     """Run ``expr`` and return an ExprResult.
 
     read_reg(regno) -> int and read_mem(addr, size) -> bytes supply the frame's
@@ -112,7 +112,8 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
     ``ref_size``: the size of a DIE reference in the expression's unit; with it,
     DW_OP_implicit_pointer is the location "synthetic" ((DIE offset in the unit, byte
     offset)): a pointer with no address, which only the variable reader can resolve
-    (without it the operation is refused).
+    (without it the operation is refused).  ``byteorder``: the target's, which is also
+    its files' (operands and the words memory is read as).
     Memory failures raise MemoryReadError; everything else raises ExprError.
     """
     bits = ptr_size * 8
@@ -153,7 +154,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
             raise MemoryReadError(addr, size, str(exc) or type(exc).__name__) from None
         if data is None or len(data) < size:
             raise MemoryReadError(addr, size, "short read")
-        return int.from_bytes(data[:size], "little")
+        return int.from_bytes(data[:size], byteorder)
 
     def signed(v):
         return v - (1 << bits) if v & sign else v
@@ -210,14 +211,14 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 b = pop()
                 push((pop() - b) & mask)
             elif op == 0x03:                             # addr
-                v, pos = read_uint(code, pos, ptr_size)
+                v, pos = read_uint(code, pos, ptr_size, byteorder)
                 push(v)
             elif 0x08 <= op <= 0x0F:                     # const1u..const8s
                 size = 1 << ((op - 0x08) >> 1)
                 if op & 1:
-                    v, pos = read_sint(code, pos, size)
+                    v, pos = read_sint(code, pos, size, byteorder)
                 else:
-                    v, pos = read_uint(code, pos, size)
+                    v, pos = read_uint(code, pos, size, byteorder)
                 push(v & mask)
             elif op == 0x10:                             # constu
                 v, pos = uleb128(code, pos)
@@ -232,7 +233,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
             elif op == 0x14:                             # over
                 push(stack[-2])
             elif op == 0x15:                             # pick
-                idx, pos = read_uint(code, pos, 1)
+                idx, pos = read_uint(code, pos, 1, byteorder)
                 if idx >= len(stack):
                     raise ExprError(f"DW_OP_pick {idx}: stack has only {len(stack)} entries")
                 push(stack[-1 - idx])
@@ -302,7 +303,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                     r = a != b
                 push(1 if r else 0)
             elif op == 0x2F or op == 0x28:               # skip, bra
-                off, pos = read_sint(code, pos, 2)
+                off, pos = read_sint(code, pos, 2, byteorder)
                 if op == 0x2F or pop() != 0:
                     target = pos + off
                     if not 0 <= target <= n:
@@ -327,7 +328,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                     raise ExprError("DW_OP_call_frame_cfa: the CFA is unknown")
                 push((cfa() if callable(cfa) else cfa) & mask)
             elif op == 0x94:                             # deref_size
-                size, pos = read_uint(code, pos, 1)
+                size, pos = read_uint(code, pos, 1, byteorder)
                 if not 1 <= size <= ptr_size:
                     raise ExprError(f"DW_OP_deref_size: bad size {size}")
                 push(load(pop(), size))
@@ -381,8 +382,8 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 push(v & mask)
             elif op == 0xA4 or op == 0xF4:               # const_type
                 die, pos = uleb128(code, pos)
-                size, pos = read_uint(code, pos, 1)
-                v, pos = read_uint(code, pos, size)
+                size, pos = read_uint(code, pos, 1, byteorder)
+                v, pos = read_uint(code, pos, size, byteorder)
                 if size > ptr_size and v > mask:
                     raise ExprError(f"{_op_name(op)}: {size}-byte constant does not fit "
                                     "the address-sized stack")
@@ -392,7 +393,7 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 die, pos = uleb128(code, pos)
                 push(typed(die, reg(r)))
             elif op == 0xA6 or op == 0xF6:               # deref_type
-                size, pos = read_uint(code, pos, 1)
+                size, pos = read_uint(code, pos, 1, byteorder)
                 die, pos = uleb128(code, pos)
                 if not 1 <= size <= ptr_size:
                     raise ExprError(f"{_op_name(op)}: unsupported size {size}")
@@ -405,16 +406,16 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
                 if not stack:
                     raise IndexError
             elif op == 0xF1:                             # GNU_encoded_addr
-                enc, pos = read_uint(code, pos, 1)
+                enc, pos = read_uint(code, pos, 1, byteorder)
                 try:
-                    v, pos = decode_pointer(code, pos, enc, ptr_size)
+                    v, pos = decode_pointer(code, pos, enc, ptr_size, byteorder)
                 except DecodeError as exc:
                     raise ExprError(f"DW_OP_GNU_encoded_addr: {exc}") from None
                 push((v or 0) & mask)
             elif (op == 0xA0 or op == 0xF2) and ref_size is not None:   # implicit_pointer
                 if pos + ref_size > n:
                     raise DecodeError("reference")
-                die = int.from_bytes(code[pos:pos + ref_size], "little")
+                die = int.from_bytes(code[pos:pos + ref_size], byteorder)
                 pos += ref_size
                 off, pos = sleb128(code, pos)
                 loc = ExprResult("synthetic", (die, off))

@@ -37,6 +37,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         self.secs = ShiftedSections(debug_sections(module), base) if base else debug_sections(module)
         self._alt = _UNREAD
         self.little = self.secs.little
+        #: "little" / "big": the file's byte order, which every reader of its DWARF binds.
+        self.byteorder = "little" if self.little else "big"
         self.default_addr_size = 8 if self.secs.is64 else 4
         self._lock = threading.RLock()
         self._cus = {}           # offset -> _CU (headers read so far)
@@ -160,13 +162,13 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         """(value, new pos) of one attribute; strings are returned as ("strp", section, offset)
         or bytes, indexed forms as ("strx", i) / ("addrx", i)."""
         fixed = FIXED_SIZES.get(form)
-        little = self.little
+        little, order = self.little, self.byteorder
         if fixed is not None:
             if form == 0x19:                                   # flag_present
                 return True, pos
             if form == 0x21:                                   # implicit_const
                 return implicit, pos
-            v = int.from_bytes(data[pos:pos + fixed], "little" if little else "big")
+            v = int.from_bytes(data[pos:pos + fixed], order)
             if 0x11 <= form <= 0x14:                           # ref1..ref8: unit relative
                 v += cu.offset
             elif 0x25 <= form <= 0x28:
@@ -177,21 +179,21 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                 return ALT_BASE + v, pos + fixed
             return v, pos + fixed
         if form == 0x01:                                       # addr
-            return int.from_bytes(data[pos:pos + cu.addr_size], "little" if little else "big"), pos + cu.addr_size
+            return int.from_bytes(data[pos:pos + cu.addr_size], order), pos + cu.addr_size
         if form in (0x0e, 0x1f, 0x1d, 0x1f21):                 # strp, line_strp, strp_sup, GNU_strp_alt
-            v = int.from_bytes(data[pos:pos + cu.offsz], "little" if little else "big")
+            v = int.from_bytes(data[pos:pos + cu.offsz], order)
             sec = {0x0e: ".debug_str", 0x1f: ".debug_line_str"}.get(form, ALT_STR)
             return ("strp", sec, v), pos + cu.offsz
         if form == 0x08:                                       # string
             return cstr(data, pos)
         if form in (0x17, 0x1f20):                             # sec_offset, GNU_ref_alt
-            v = int.from_bytes(data[pos:pos + cu.offsz], "little" if little else "big")
+            v = int.from_bytes(data[pos:pos + cu.offsz], order)
             if form == 0x1f20:                                 # a DIE of the supplementary file
                 return ALT_BASE + v, pos + cu.offsz
             return v, pos + cu.offsz
         if form == 0x10:                                       # ref_addr
             sz = cu.addr_size if cu.version <= 2 else cu.offsz
-            return self.info_base + int.from_bytes(data[pos:pos + sz], "little" if little else "big"), pos + sz
+            return self.info_base + int.from_bytes(data[pos:pos + sz], order), pos + sz
         if form == 0x0f or form == 0x15 or form in (0x22, 0x23):   # udata, ref_udata, loclistx, rnglistx
             v, pos = uleb(data, pos)
             if form == 0x15:

@@ -87,3 +87,9 @@ class Unit:
         self._names = None
         #: the DwarfInfo that read the unit (a supplementary file's units are its own)
         self.owner = None
+
+    @property
+    def byteorder(self):
+        """The byte order of the unit's file: its DwarfInfo's (what its expressions'
+        operands and its location lists are read in)."""
+        return self.owner.byteorder

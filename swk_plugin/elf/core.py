@@ -46,6 +46,7 @@ class ElfCore:
         self.notes = []
         self.warnings = []
         self.arch = None
+        self.byteorder = None
         try:
             self._fh = open(self.path, "rb", buffering=0)
         except FileNotFoundError:
@@ -117,6 +118,8 @@ class ElfCore:
             raise self.bad(f"unsupported machine {machine_name(hdr['e_machine'])} ({shape}); swk reads cores of "
                            f"{', '.join(known_names())} (of their own ELF class and byte order)") from None
         self.header = hdr
+        #: The byte order of the core's words (its notes, the memory it holds): its header's.
+        self.byteorder = hdr.byteorder
 
         def read_file(offset, size):
             if offset + size > self._size:
@@ -154,8 +157,9 @@ class ElfCore:
 
     def _parse_notes(self, data, base):
         pos, n = 0, len(data)
+        head = struct.Struct(self.header.endian + "III")
         while pos + 12 <= n:
-            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            namesz, descsz, ntype = head.unpack_from(data, pos)
             desc_off = pos + 12 + _align4(namesz)
             if desc_off + descsz > n:
                 raise self.bad(f"malformed or truncated note at offset 0x{base + pos:x} "
@@ -221,7 +225,7 @@ class ElfCore:
 
     def read_pointer(self, addr):
         n = self.arch.ptr_size
-        return int.from_bytes(self.read(addr, n), "little")
+        return int.from_bytes(self.read(addr, n), self.byteorder)
 
     def read_cstring(self, addr, limit=4096):
         out = bytearray()

@@ -93,8 +93,9 @@ def read_program_headers(hdr, read_file, name):
     return out
 
 
-def iter_notes(data, endian="<", align=4):
-    """(name, type, desc) of each note in a PT_NOTE segment's or SHT_NOTE section's bytes."""
+def iter_notes(data, endian, align=4):
+    """(name, type, desc) of each note in a PT_NOTE segment's or SHT_NOTE section's bytes;
+    ``endian``: the file's struct prefix (ElfHeader.endian)."""
     align = 8 if align == 8 else 4
     pos, n = 0, len(data)
     while pos + 12 <= n:
@@ -116,8 +117,10 @@ class NotElf(BadFileError):
 class ElfImage:
     """What a loaded ELF's program headers say, read through ``read(offset, size)``: the
     file type, entry, its PT_LOADs (vaddr, memsz, offset, filesz, flags), PT_PHDR's and
-    PT_DYNAMIC's places and where the image ends (the last segment or section table)."""
-    __slots__ = ("e_type", "entry", "loads", "phdr_vaddr", "dynamic", "image_end", "elfclass", "machine")
+    PT_DYNAMIC's places and where the image ends (the last segment or section table), in
+    the image's own byte order."""
+    __slots__ = ("e_type", "entry", "loads", "phdr_vaddr", "dynamic", "image_end", "elfclass", "machine",
+                 "byteorder")
 
     def __init__(self, read, name="<image>"):
         raw = read(0, 64)
@@ -125,9 +128,8 @@ class ElfImage:
             hdr = ElfHeader(raw, name)
         except BadFileError as exc:
             raise NotElf(str(exc)) from None
-        if not hdr.little_endian:
-            raise NotElf(f"{name}: not a little-endian ELF")
         self.elfclass = hdr.elfclass
+        self.byteorder = hdr.byteorder
         self.machine = hdr["e_machine"]
         self.e_type = hdr["e_type"]
         self.entry = hdr["e_entry"]

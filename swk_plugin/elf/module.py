@@ -81,6 +81,9 @@ class ElfModule:
             raise
         self.elfclass = hdr.elfclass
         self.little_endian = hdr.little_endian
+        #: "little" or "big": the byte order of every word in the file (its DWARF, CFI,
+        #: notes), which every reader of the module binds once.
+        self.byteorder = hdr.byteorder
         self.machine = hdr["e_machine"]
         self.type = hdr["e_type"]
         self.entry = hdr["e_entry"]
@@ -276,7 +279,7 @@ class ElfModule:
                 if nul > 0:
                     name = data[:nul].decode("utf-8", "replace")
                     crc_off = (nul + 4) & ~3
-                    crc = int.from_bytes(data[crc_off:crc_off + 4], "little") if len(data) >= crc_off + 4 else None
+                    crc = int.from_bytes(data[crc_off:crc_off + 4], self.byteorder) if len(data) >= crc_off + 4 else None
                     self._debuglink = (name, crc)
         return self._debuglink
 

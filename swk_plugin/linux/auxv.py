@@ -10,23 +10,24 @@ AT_SYSINFO = 32
 AT_SYSINFO_EHDR = 33
 
 
-def parse_auxv(raw, ptr_size=8):
-    """{AT_*: value} from the raw vector (pairs of words), up to AT_NULL."""
+def parse_auxv(raw, ptr_size, byteorder):
+    """{AT_*: value} from the raw vector (pairs of the target's words, in its byte
+    order), up to AT_NULL."""
     vec = {}
     step = 2 * ptr_size
     for i in range(0, len(raw) - step + 1, step):
-        key = int.from_bytes(raw[i:i + ptr_size], "little")
+        key = int.from_bytes(raw[i:i + ptr_size], byteorder)
         if key == AT_NULL:
             break
-        vec[key] = int.from_bytes(raw[i + ptr_size:i + step], "little")
+        vec[key] = int.from_bytes(raw[i + ptr_size:i + step], byteorder)
     return vec
 
 
-def read_proc_auxv(pid, ptr_size=8):
+def read_proc_auxv(pid, ptr_size, byteorder):
     """{AT_*: value} of a live local process, or None when /proc cannot tell."""
     try:
         with open(f"/proc/{pid}/auxv", "rb") as f:
             raw = f.read()
     except OSError:
         return None
-    return parse_auxv(raw, ptr_size)
+    return parse_auxv(raw, ptr_size, byteorder)

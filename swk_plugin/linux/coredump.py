@@ -50,6 +50,19 @@ class FileMapping(collections.namedtuple("FileMapping", "start end offset path")
     __slots__ = ()
 
 
+def prstatus_head(desc, long, byteorder):
+    """(pr_cursig, pr_sigpend, pr_sighold, pr_pid, pr_ppid, pr_pgrp, pr_sid) of an NT_PRSTATUS
+    in the core's ``byteorder``: struct elf_prstatus's pr_info (3 ints), pr_cursig (a short,
+    padded to the long-sized pr_sigpend and pr_sighold), then four ints; ``long``: the
+    architecture's sizeof(long)."""
+    e = "<" if byteorder == "little" else ">"
+    cursig = struct.unpack_from(e + "h", desc, 12)[0]
+    at = 16
+    sigpend = int.from_bytes(desc[at:at + long], byteorder)
+    sighold = int.from_bytes(desc[at + long:at + 2 * long], byteorder)
+    return (cursig, sigpend, sighold, *struct.unpack_from(e + "iiii", desc, at + 2 * long))
+
+
 class CoreThread:
     """One NT_PRSTATUS: an OS thread and its registers at the time of the dump."""
     __slots__ = ("tid", "regs", "signal", "siginfo", "fpregs", "xstate", "notes",
@@ -147,7 +160,7 @@ class CoreFile(ElfCore):
                 self._note_file(desc, where)
             elif ntype == NT_SIGINFO:
                 if len(desc) >= 12:
-                    si = SigInfo.from_bytes(desc, self.arch.ptr_size)
+                    si = SigInfo.from_bytes(desc, self.arch.ptr_size, self.byteorder)
                     if self._cur_thread is not None and self._cur_thread.siginfo is None:
                         self._cur_thread.siginfo = si
                     if self.siginfo is None:
@@ -171,14 +184,7 @@ class CoreFile(ElfCore):
         if len(desc) < need:
             raise self.bad(f"malformed NT_PRSTATUS note at offset 0x{where:x} "
                            f"({len(desc)} bytes, {self.arch.name} needs {need})")
-        # elf_prstatus: pr_info (3 ints) pr_cursig (short) then the long-sized pr_sigpend,
-        # pr_sighold, then pr_pid pr_ppid pr_pgrp pr_sid (ints), 4 timevals, pr_reg.
-        long = rs.long
-        cursig = struct.unpack_from("<h", desc, 12)[0]
-        at = 16                      # pr_cursig's short, padded to the long that follows
-        sigpend = int.from_bytes(desc[at:at + long], "little")
-        sighold = int.from_bytes(desc[at + long:at + 2 * long], "little")
-        tid, ppid, pgrp, sid = struct.unpack_from("<iiii", desc, at + 2 * long)
+        cursig, sigpend, sighold, tid, ppid, pgrp, sid = prstatus_head(desc, rs.long, self.byteorder)
         regs = rs.unpack_user_regs(desc[rs.prstatus_reg_offset:need])
         thread = CoreThread(tid, regs, cursig, self.arch)
         thread.ppid, thread.pgrp, thread.sid = ppid, pgrp, sid
@@ -190,22 +196,23 @@ class CoreFile(ElfCore):
         lay = self.arch.regsets.prpsinfo       # field offsets differ per architecture
         if len(desc) < lay["size"]:
             raise self.bad(f"malformed NT_PRPSINFO note at offset 0x{where:x} ({len(desc)} bytes)")
-        uid_fmt = "<II" if lay["uid_size"] == 4 else "<HH"
+        e = self.header.endian
+        uid_fmt = e + ("II" if lay["uid_size"] == 4 else "HH")
         self.uid, self.gid = struct.unpack_from(uid_fmt, desc, lay["uid"])
-        self.pid, self.ppid = struct.unpack_from("<ii", desc, lay["pid"])
+        self.pid, self.ppid = struct.unpack_from(e + "ii", desc, lay["pid"])
         self.exe_name = _cstr(desc[lay["fname"]:lay["fname"] + 16])
         self.psargs = _cstr(desc[lay["psargs"]:lay["psargs"] + 80]).rstrip()
 
     def _note_auxv(self, desc):
-        self.auxv.update(parse_auxv(desc, self.arch.ptr_size))
+        self.auxv.update(parse_auxv(desc, self.arch.ptr_size, self.byteorder))
 
     def _note_file(self, desc, where):
         # count, page size, then (start, end, page offset) per file, then the names: longs.
         bad = self.bad(f"malformed NT_FILE note at offset 0x{where:x}")
-        w = self.arch.ptr_size
+        w, order = self.arch.ptr_size, self.byteorder
 
         def word(pos):
-            return int.from_bytes(desc[pos:pos + w], "little")
+            return int.from_bytes(desc[pos:pos + w], order)
         if len(desc) < 2 * w:
             raise bad
         count, page = word(0), word(w)

@@ -14,17 +14,19 @@ class SigInfo:
         self.addr, self.pid, self.uid, self.raw = addr, pid, uid, raw
 
     @classmethod
-    def from_bytes(cls, desc, ptr_size=8):
-        """From a siginfo_t: si_signo, si_errno, si_code, then (aligned to a pointer on
-        64-bit) si_addr for a fault, or the sender's si_pid and si_uid."""
-        signo, errno, code = struct.unpack_from("<iii", desc, 0)
+    def from_bytes(cls, desc, ptr_size, byteorder):
+        """From a siginfo_t in the target's byte order: si_signo, si_errno, si_code, then
+        (aligned to a pointer on 64-bit) si_addr for a fault, or the sender's si_pid and
+        si_uid."""
+        e = "<" if byteorder == "little" else ">"
+        signo, errno, code = struct.unpack_from(e + "iii", desc, 0)
         addr = pid = uid = None
         body = 16 if ptr_size == 8 else 12
         if len(desc) >= body + ptr_size:
             if signo in _FAULT_SIGNALS and code > 0:  # sent by the kernel: si_addr
-                addr = int.from_bytes(desc[body:body + ptr_size], "little")
+                addr = int.from_bytes(desc[body:body + ptr_size], byteorder)
             elif code <= 0:  # SI_USER, SI_TKILL, SI_QUEUE...: sender's pid and uid
-                pid, uid = struct.unpack_from("<iI", desc, body)
+                pid, uid = struct.unpack_from(e + "iI", desc, body)
         return cls(signo, errno, code, addr, pid, uid, bytes(desc))
 
     @property

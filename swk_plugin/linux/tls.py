@@ -47,13 +47,13 @@ def _descriptor(libc, name):
     raw = mod.read_vaddr(hit[0].value, 12)
     if raw is None or len(raw) < 12:
         return None
-    return tuple(int.from_bytes(raw[i:i + 4], "little") for i in (0, 4, 8))
+    return tuple(int.from_bytes(raw[i:i + 4], mod.byteorder) for i in (0, 4, 8))
 
 
 def _field(ps, base, desc, index=0):
     bits, _count, offset = desc
     size = bits // 8
-    return int.from_bytes(ps.read_memory(base + offset + index * size, size), "little")
+    return int.from_bytes(ps.read_memory(base + offset + index * size, size), ps.arch.byteorder)
 
 
 def _signed(value, bits):
@@ -100,7 +100,7 @@ def _sizeof(libc, name):
     syms = module_symbols(mod) if mod is not None else None
     hit = syms.by_name("_thread_db_sizeof_" + name) if syms is not None else None
     raw = mod.read_vaddr(hit[0].value, 4) if hit else None
-    return int.from_bytes(raw, "little") if raw else None
+    return int.from_bytes(raw, mod.byteorder) if raw else None
 
 
 def thread_descriptor(ps, thread, libc):

@@ -5,8 +5,9 @@
     scopes_at(module, addr)          -> [Scope]            innermost inline first, the function last
     frame_variables(scope, addr)     -> (args, locals)     ``info args`` / ``info locals`` order
     read_variable(var, addr=, regs=, cfa=, read_mem=, bias=, ptr_size=8, entry_regs=None,
-                  libraries=None, reg_size=None) -> VarValue
+                  libraries=None, reg_size=None, byteorder="little") -> VarValue
     format_value(vv, read_mem, symbolize=None, summary=False) -> str   GDB 13's text for the value
+                                                     (read in the target's byte order, vv.byteorder)
     type_name(type)                  -> str                GDB's ``whatis`` name
     call_site_entry_regs(...)        -> {regno: value}     entry values from the caller's call site
     make_symbolizer(libraries)       -> addr -> "sym+off"  GDB's <symbol> for pointers, process-wide

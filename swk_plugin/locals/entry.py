@@ -18,8 +18,8 @@ from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin,
                          AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
                          AT_specification,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
-from .locations import (ENTRY_LOOP, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, find_location_expr,
-                        is_loclist)
+from .locations import (ENTRY_LOOP, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, _low_end,
+                        find_location_expr, is_loclist)
 from .scopes import Scope, engine_for
 from .types import strip_typedefs
 
@@ -214,7 +214,7 @@ class OpenEntryRegs(EntryRegs):
 
 def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
                          callee_module=None, callee_bias=None, caller_entry_regs=None, ptr_size=8,
-                         reg_size=None):
+                         reg_size=None, byteorder="little"):
     """{DWARF regno: value} a callee's parameters had on entry, from the caller's
     DW_TAG_call_site at return address ``caller_ra`` (unbiased, in ``caller_module``
     loaded at ``bias``): each DW_TAG_call_site_parameter whose DW_AT_location is a
@@ -224,7 +224,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     callee -- what GDB does for DW_OP_entry_value.  With ``callee_entry`` (unbiased in
     ``callee_module``, loaded at ``callee_bias``; default: the caller's) the call site
     must be known to call that function and it must not reach itself by tail calls,
-    as GDB checks; otherwise nothing is returned."""
+    as GDB checks; otherwise nothing is returned.  ``byteorder``: the target's."""
     out = EntryRegs()
     eng = engine_for(caller_module)
     if eng is None:
@@ -238,7 +238,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     ctx = None
     if dyn_target is not None:      # an indirect call: its target is computed in the caller's frame
         ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                       caller_entry_regs, reg_size)
+                       caller_entry_regs, reg_size, byteorder=byteorder)
         if not _target_matches(dyn_target, ctx, caller_module, bias, cmod, callee_entry, cbias):
             return out
     from_fbreg = getattr(caller_entry_regs, "from_fbreg", None) or set()
@@ -259,7 +259,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                 continue
         if ctx is None:
             ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                           caller_entry_regs, reg_size)
+                           caller_entry_regs, reg_size, byteorder=byteorder)
         ctx.used_entry = set()
         try:
             res = ctx.evaluate(code, cu)
@@ -288,7 +288,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     for r, code, cu in datas:                 # what a reference parameter's object held
         if ctx is None:
             ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                           caller_entry_regs, reg_size)
+                           caller_entry_regs, reg_size, byteorder=byteorder)
         try:
             res = ctx.evaluate(code, cu)
         except (OptimizedOut, MemError, ExprError, SwkError):
@@ -410,13 +410,14 @@ def _fast_value(code):
     return None
 
 
-def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
+def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8, byteorder="little"):
     """A parameter's value on entry to its function (GDB's ``name@entry``), or None.
 
     As GDB's read_variable_at_entry: the parameter's location at the function's entry
     must be a single register (DW_OP_reg*, DW_OP_regx), and the caller's call site must
     have given that register a value (``entry_regs``, see call_site_entry_regs).
-    Parameters passed on the stack (DW_OP_fbreg) have no entry value here."""
+    Parameters passed on the stack (DW_OP_fbreg) have no entry value here.  Its bytes are
+    in the target's ``byteorder``, a register's from its low-order end."""
     if not var.is_param or var.type is None:
         return None
     reg = entry_register(var)
@@ -427,7 +428,7 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
         err = getattr(entry_regs, "errors", {}).get(reg)
         if err is None:
             return None
-        vv = VarValue(var.type)              # GDB: x@entry=<error reading variable: ...>
+        vv = VarValue(var.type, byteorder=byteorder)   # GDB: x@entry=<error reading variable: ...>
         vv.var, vv.error, vv.entry_referent = var, err, None
         return vv
     t = strip_typedefs(var.type)
@@ -441,20 +442,20 @@ def parameter_entry_value(var, entry_regs, reg_size=None, ptr_size=8):
         if isinstance(data, (bytes, bytearray)):
             referent = bytes(data[:tsize])
         else:
-            referent = (data & ((1 << (8 * max(tsize, 1))) - 1)).to_bytes(max(tsize, 1), "little")[:tsize]
+            referent = (data & ((1 << (8 * tsize)) - 1)).to_bytes(tsize, byteorder)
         if len(referent) < tsize:
             return None
     else:
         referent = None
     size = t.size or ptr_size
     if isinstance(v, (bytes, bytearray)):
-        data = bytes(v[:size])
+        data = _low_end(v, size, byteorder)
     else:
         width = size if not isinstance(reg, int) else reg_size(reg) if reg_size is not None else ptr_size
-        data = (v & ((1 << (8 * width)) - 1)).to_bytes(width, "little")[:size]
+        data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, byteorder) if size <= width else b""
     if len(data) < size:
         return None
-    vv = VarValue(var.type, data)
+    vv = VarValue(var.type, data, byteorder=byteorder)
     vv.var = var
     vv.entry_referent = referent
     return vv

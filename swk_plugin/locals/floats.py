@@ -1,6 +1,9 @@
 """Floating-point values as GDB 13 prints them: %g of the exact value with the format's
 own precision (9 digits for IEEE single, 17 for double, 5 for half, 36 for quad, and the
-x87 extended format's), with inf, -inf and nan(0x...) spelled as GDB spells them."""
+x87 extended format's), with inf, -inf and nan(0x...) spelled as GDB spells them.  A
+value's bytes are in the target's byte order (``byteorder``); IBM's double-double is two
+doubles, the high one first, each in that order; x87's extended format is little-endian
+by nature (only x86 has it)."""
 import struct
 
 
@@ -42,11 +45,11 @@ def _mantissa_hex(mant, man_len):
 _BID = {"bid32": (4, 8, 23, 7, 101), "bid64": (8, 10, 53, 16, 398), "bid128": (16, 14, 113, 34, 6176)}
 
 
-def format_decimal(data, fmt):
+def format_decimal(data, fmt, byteorder="little"):
     """A _Decimal32/64/128 as GDB prints it (libdecnumber's to-scientific-string):
     0.1, 1.0, 1.23E+5, -0, Infinity, NaN, sNaN."""
     size, elen, clen, digits, bias = _BID[fmt]
-    raw = int.from_bytes(data[:size], "little")
+    raw = int.from_bytes(data[:size], byteorder)
     top = size * 8 - 1
     sign = "-" if raw >> top & 1 else ""
     comb = raw >> (top - 5) & 0x1F
@@ -74,29 +77,30 @@ def format_decimal(data, fmt):
     return f"{sign}{mant}E{'+' if adjusted >= 0 else '-'}{abs(adjusted)}"
 
 
-def format_float(data, fmt):
+def format_float(data, fmt, byteorder="little"):
     """A float as GDB prints it: %.9g / %.17g / %.21Lg (DECIMAL_DIG of the format),
-    inf, nan(0xmantissa), <invalid float value>; decimal floats by format_decimal."""
+    inf, nan(0xmantissa), <invalid float value>; decimal floats by format_decimal.
+    ``data``: the value's bytes in the target's ``byteorder``."""
     if fmt in _BID:
-        return format_decimal(data, fmt)
+        return format_decimal(data, fmt, byteorder)
     if fmt == "ieee32":
-        raw = int.from_bytes(data[:4], "little")
+        raw = int.from_bytes(data[:4], byteorder)
         neg, exp, man, elen, mlen = raw >> 31, (raw >> 23) & 0xFF, raw & 0x7FFFFF, 8, 23
         prec = 9
     elif fmt == "ieee64":
-        raw = int.from_bytes(data[:8], "little")
+        raw = int.from_bytes(data[:8], byteorder)
         neg, exp, man, elen, mlen = raw >> 63, (raw >> 52) & 0x7FF, raw & ((1 << 52) - 1), 11, 52
         prec = 17
     elif fmt == "ieee16":
-        raw = int.from_bytes(data[:2], "little")
+        raw = int.from_bytes(data[:2], byteorder)
         neg, exp, man, elen, mlen = raw >> 15, (raw >> 10) & 0x1F, raw & 0x3FF, 5, 10
         prec = 5
     elif fmt == "ieee128":
-        raw = int.from_bytes(data[:16], "little")
+        raw = int.from_bytes(data[:16], byteorder)
         neg, exp, man, elen, mlen = raw >> 127, (raw >> 112) & 0x7FFF, raw & ((1 << 112) - 1), 15, 112
         prec = 36
     elif fmt == "ibm128":
-        return _ibm128(data)
+        return _ibm128(data, byteorder)
     elif fmt == "x87":
         raw = int.from_bytes(data[:10], "little")
         man = raw & ((1 << 64) - 1)
@@ -126,21 +130,38 @@ def format_float(data, fmt):
     else:
         m, e = man | (1 << mlen), exp - bias - mlen
     if fmt == "ieee64":
-        return "%.17g" % struct.unpack("<d", data[:8])[0]
+        return "%.17g" % struct.unpack("<d" if byteorder == "little" else ">d", data[:8])[0]
     if fmt == "ieee32":
-        return "%.9g" % struct.unpack("<f", data[:4])[0]
+        return "%.9g" % struct.unpack("<f" if byteorder == "little" else ">f", data[:4])[0]
     num, den = (m << e, 1) if e >= 0 else (m, 1 << -e)
     return _g(num, den, prec, neg)
 
 
-def _ibm128(data):
-    """IBM's double-double (Power's long double): the exact sum of two doubles, printed as
-    GDB does with twice a double's precision (33 significant digits); the high double
-    alone says whether it is inf or nan."""
+def _ibm128(data, byteorder):
+    """IBM's double-double (Power's long double): the sum of two doubles rounded to twice a
+    double's precision (106 bits, to nearest: GDB's MPFR conversion, floatformat_precision),
+    printed as GDB does with 33 significant digits; the high double (the first) alone says
+    whether it is inf or nan."""
     from fractions import Fraction      # (floats only: not every session)
-    hi, lo = struct.unpack("<dd", bytes(data[:16]))
+    hi, lo = struct.unpack("<dd" if byteorder == "little" else ">dd", bytes(data[:16]))
     if hi != hi or hi in (float("inf"), float("-inf")):
-        return format_float(data[:8], "ieee64")
+        return format_float(data[:8], "ieee64", byteorder)
     num, den = (Fraction(hi) + Fraction(lo)).as_integer_ratio()
     neg = num < 0 or (num == 0 and str(hi).startswith("-"))
+    if num:
+        num, den = _round_bits(abs(num), den, 106)
     return _g(abs(num), den, 33, neg)
+
+
+def _round_bits(num, den, bits):
+    """num/den (> 0) rounded to ``bits`` significant bits, to nearest with ties to even
+    (MPFR's RNDN), as (numerator, denominator)."""
+    e = num.bit_length() - den.bit_length()            # 2**(e-1) < num/den < 2**(e+1)
+    if (num << max(0, -e)) < (den << max(0, e)):       # num/den < 2**e
+        e -= 1
+    shift = bits - 1 - e                               # the mantissa: bits bits
+    n2, d2 = (num << shift, den) if shift >= 0 else (num, den << -shift)
+    q, r = divmod(n2, d2)
+    if 2 * r > d2 or (2 * r == d2 and q & 1):
+        q += 1
+    return (q, 1 << shift) if shift >= 0 else (q << -shift, 1)

@@ -1,6 +1,8 @@
 """Values printed exactly as GDB 13 prints them with its default settings (c-valprint.c,
 valprint.c, cp-valprint.c): print elements 200, repeats 10, max-depth 20, print symbol
-on, address on, null-stop off, pretty off, union on, static-members on.
+on, address on, null-stop off, pretty off, union on, static-members on.  A value's bytes
+are in the target's byte order (VarValue.byteorder): integers, wide characters, pointers,
+floats and bitfields are read in it.
 """
 import locale
 import os
@@ -94,8 +96,9 @@ def _textual(t):
     return s.kind == "int" and s.size == 1
 
 
-def _chars(buf, width, prefix):
-    """[(result, codepoint or None, raw bytes)] as GDB's wchar_iterator yields them.
+def _chars(buf, width, prefix, order="little"):
+    """[(result, codepoint or None, raw bytes)] as GDB's wchar_iterator yields them
+    (wide characters in the target's byte ``order``).
 
     UTF-8 is decoded as glibc's iconv does for GDB: F0-F7 lead 4-byte, F8-FB 5-byte and
     FC-FD 6-byte sequences (all invalid when complete), and a lead at the end of the
@@ -142,12 +145,12 @@ def _chars(buf, width, prefix):
         return out
     if width == 2 and prefix == "u":
         while i + 2 <= n:
-            u = int.from_bytes(buf[i:i + 2], "little")
+            u = int.from_bytes(buf[i:i + 2], order)
             if 0xD800 <= u <= 0xDBFF:
                 if i + 4 > n:
                     out.append((_INCOMPLETE, None, buf[i:]))
                     break
-                u2 = int.from_bytes(buf[i + 2:i + 4], "little")
+                u2 = int.from_bytes(buf[i + 2:i + 4], order)
                 if 0xDC00 <= u2 <= 0xDFFF:
                     out.append((_OK, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00), buf[i:i + 4]))
                     i += 4
@@ -160,7 +163,7 @@ def _chars(buf, width, prefix):
             i += 2
         return out
     while i + width <= n:
-        u = int.from_bytes(buf[i:i + width], "little")
+        u = int.from_bytes(buf[i:i + width], order)
         if u > 0x10FFFF or 0xD800 <= u <= 0xDFFF:
             out.append((_INVALID, None, buf[i:i + width]))
         else:
@@ -192,12 +195,12 @@ def _printable(w):
         return False
 
 
-def _escape_bytes(raw, width):
+def _escape_bytes(raw, width, order="little"):
     s = []
     need = False
     i = 0
     while i + width <= len(raw):
-        v = int.from_bytes(raw[i:i + width], "little")
+        v = int.from_bytes(raw[i:i + width], order)
         if v <= 0o777:
             s.append("\\%03o" % v)
             need = False
@@ -214,10 +217,11 @@ def _escape_bytes(raw, width):
 
 class _Esc:
     """print_wchar with its need_escape state (a hex escape makes a following digit escape)."""
-    __slots__ = ("need",)
+    __slots__ = ("need", "order")
 
-    def __init__(self):
+    def __init__(self, order="little"):
         self.need = False
+        self.order = order
 
     def wchar(self, w, raw, width, quoter):
         need = self.need
@@ -229,17 +233,17 @@ class _Esc:
             if c == quoter or c == "\\":
                 return "\\" + c
             return c
-        s, self.need = _escape_bytes(raw, width)
+        s, self.need = _escape_bytes(raw, width, self.order)
         return s
 
 
-def _emit_char(raw, t):
+def _emit_char(raw, t, order="little"):
     """c_printchar: 'c' with GDB's escapes and the L/u/U prefix."""
     prefix = _classify(t)
     width = len(raw)
-    esc = _Esc()
+    esc = _Esc(order)
     parts = []
-    for res, w, b in _chars(raw, width, prefix):
+    for res, w, b in _chars(raw, width, prefix, order):
         if res == _OK and (_printable(w) or w in _SIMPLE_ESC):
             parts.append(esc.wchar(w, b, width, "'"))
         else:
@@ -247,18 +251,17 @@ def _emit_char(raw, t):
     return prefix + "'" + "".join(parts) + "'"
 
 
-def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT):
+def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT, order="little"):
     """generic_printstr with C's terminator rule and GDB's repeat / limit handling."""
     limit, threshold = fmt.max_elements, fmt.repeat_threshold
     prefix = _classify(t)
     if length is None:
         length = len(buf) // width
-    if not force_ellipses and length > 0 and \
-            int.from_bytes(buf[(length - 1) * width:length * width], "little") == 0:
+    if not force_ellipses and length > 0 and not any(buf[(length - 1) * width:length * width]):
         length -= 1
     if length == 0:
         return prefix + '""'
-    chars = _chars(buf[:length * width], width, prefix)
+    chars = _chars(buf[:length * width], width, prefix, order)
     # count_next_character: runs of equal characters, until the print elements limit is reached
     groups = []            # [result, w, raw, repeat]
     i = 0
@@ -285,7 +288,7 @@ def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT):
     else:
         finished = k >= n
     out = []
-    esc = _Esc()
+    esc = _Esc(order)
     last = "start"
     for res, w, raw, rep in groups:
         if res == _INCOMPLETE:
@@ -293,7 +296,7 @@ def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT):
                 out.append('"')
             if last != "start":
                 out.append(", ")
-            out.append("<incomplete sequence " + _escape_bytes(raw, width)[0] + ">")
+            out.append("<incomplete sequence " + _escape_bytes(raw, width, order)[0] + ">")
             last = "finish"
             break
         if rep > threshold:
@@ -323,12 +326,14 @@ def _printstr(buf, width, t, force_ellipses, length=None, fmt=DEFAULT_FORMAT):
 # --- the value printer ---------------------------------------------------------------------
 
 class _Printer:
-    def __init__(self, read_mem, symbolize, static_value, fmt=DEFAULT_FORMAT):
+    def __init__(self, read_mem, symbolize, static_value, fmt=DEFAULT_FORMAT, order="little"):
         self.read_mem = read_mem
         self.symbolize = symbolize
         self.static_value = static_value
         self.vb_seen = set()
         self.fmt = fmt
+        #: The target's byte order: every word of a value is read in it.
+        self.order = order
 
     def _mem(self, addr, size):
         try:
@@ -380,31 +385,32 @@ class _Printer:
                 return "<synthetic pointer>"     # a DW_OP_implicit_pointer piece (a lambda's capture)
             return "<optimized out>"
         raw = buf[off:off + size]
+        order = self.order
         if k == "int" or k == "char":
-            v = int.from_bytes(raw, "little", signed=not s.unsigned)
+            v = int.from_bytes(raw, order, signed=not s.unsigned)
             if self.fmt.radix != 10:        # output-radix: the code alone, no character
                 return self.integer(v, size)
             out = str(v)
             if _textual(t):
-                out += " " + _emit_char(raw, t)
+                out += " " + _emit_char(raw, t, order)
             return out
         if k == "bool":
-            v = int.from_bytes(raw, "little")
+            v = int.from_bytes(raw, order)
             if self.fmt.radix != 10:        # output-radix formats bools as integers (not enums)
                 return self.integer(v, size)
             return "false" if v == 0 else "true" if v == 1 else str(v)
         if k == "enum":
             return self.enum(s, raw)
         if k == "float":
-            return format_float(raw, s.float_format)
+            return format_float(raw, s.float_format, order)
         if k == "complex":
             half = size // 2
             fmt = s.target.float_format if s.target is not None else None
-            return format_float(raw[:half], fmt) + " + " + format_float(raw[half:], fmt) + "i"
+            return format_float(raw[:half], fmt, order) + " + " + format_float(raw[half:], fmt, order) + "i"
         if k == "ptr":
-            return self.pointer(s, t, int.from_bytes(raw, "little"))
+            return self.pointer(s, t, int.from_bytes(raw, order))
         if k in ("ref", "rref"):
-            return self.reference(s, int.from_bytes(raw, "little"), recurse, deref_ref)
+            return self.reference(s, int.from_bytes(raw, order), recurse, deref_ref)
         if k == "array":
             return self.array(s, t, buf, off, mask, recurse, addr, deref_ref)
         if k in ("struct", "union"):
@@ -423,8 +429,9 @@ class _Printer:
         """cp_print_class_member / gnuv3_print_method_ptr."""
         target = strip_typedefs(s.target) if s.target is not None else None
         if target is not None and target.kind == "func":
-            ptr = int.from_bytes(raw[:8], "little")
-            adj = int.from_bytes(raw[8:16], "little", signed=True)
+            half = len(raw) // 2               # gnu-v3's {ptr, adj}: two pointer-sized words
+            ptr = int.from_bytes(raw[:half], self.order)
+            adj = int.from_bytes(raw[half:2 * half], self.order, signed=True)
             if ptr == 0:
                 return "NULL"
             if ptr & 1:
@@ -434,7 +441,7 @@ class _Printer:
             if adj:
                 out += f", this adjustment {adj}"
             return out
-        v = int.from_bytes(raw, "little", signed=True)
+        v = int.from_bytes(raw, self.order, signed=True)
         if v == -1:
             return "NULL"
         st = s.self_type
@@ -445,7 +452,7 @@ class _Printer:
         return "&" + (owner.name or "") + "::" + name
 
     def enum(self, s, raw):
-        v = int.from_bytes(raw, "little", signed=not s.unsigned)
+        v = int.from_bytes(raw, self.order, signed=not s.unsigned)
         for name, ev in s.enumerators or ():
             if ev == v:
                 return name
@@ -499,7 +506,7 @@ class _Printer:
             for j in range(0, len(chunk), width):
                 buf += chunk[j:j + width]
                 cur += width
-                if int.from_bytes(chunk[j:j + width], "little") == 0:
+                if not any(chunk[j:j + width]):
                     found_nul = True
                     break
             if partial and not found_nul:
@@ -508,11 +515,11 @@ class _Printer:
         force = False
         if not found_nul and err_addr is None:
             peek = self._mem(cur, width)
-            if peek is not None and int.from_bytes(peek, "little") != 0:
+            if peek is not None and any(peek):
                 force = True
         out = ""
         if err_addr is None or buf:
-            out = _printstr(bytes(buf), width, elt, force, fmt=self.fmt)
+            out = _printstr(bytes(buf), width, elt, force, fmt=self.fmt, order=self.order)
         if err_addr is not None:
             out += f"<error: Cannot access memory at address 0x{err_addr:x}>"
         return out
@@ -538,7 +545,8 @@ class _Printer:
             a = (addr + off) if addr is not None else 0
             return self.pointer_like(elt, a)
         if _textual(elt) and not self._out(mask, off, n * es.size):
-            return _printstr(bytes(buf[off:off + n * es.size]), es.size, elt, False, fmt=self.fmt)
+            return _printstr(bytes(buf[off:off + n * es.size]), es.size, elt, False, fmt=self.fmt,
+                             order=self.order)
         esz = es.size
         parts = []
         things = 0
@@ -642,7 +650,8 @@ class _Printer:
             return "<invalid address>"
         obj = addr + off
         try:
-            res = evaluate(f.loc_expr, read_mem=lambda a, n: self._mem(a, n), initial_stack=(obj,))
+            res = evaluate(f.loc_expr, read_mem=lambda a, n: self._mem(a, n), initial_stack=(obj,),
+                           byteorder=self.order)
             base = res.value if res.kind == "memory" else None
         except Exception:
             base = None
@@ -656,14 +665,20 @@ class _Printer:
         start = off * 8 + f.bitpos
         first = start // 8
         last = (start + f.bitsize - 1) // 8
-        if self._out(mask, first, last - first + 1):
+        bits = getattr(mask, "bits", None)        # bit by bit where pieces left some out
+        if (bits >> start) & ((1 << f.bitsize) - 1) if bits is not None else \
+                self._out(mask, first, last - first + 1):
             return "<optimized out>"
-        word = int.from_bytes(buf[first:last + 1], "little")
-        v = (word >> (start - first * 8)) & ((1 << f.bitsize) - 1)
+        order = self.order
+        word = int.from_bytes(buf[first:last + 1], order)
+        # unpack_bits_as_long: bitpos counts from the first byte's LSB on a little-endian
+        # target, from its MSB on a big-endian one (DWARF's bit numbering there)
+        lsb = start % 8 if order == "little" else (last - first + 1) * 8 - start % 8 - f.bitsize
+        v = (word >> lsb) & ((1 << f.bitsize) - 1)
         if not ft.unsigned and ft.kind in ("int", "char", "enum") and v >> (f.bitsize - 1):
             v -= 1 << f.bitsize
         size = ft.size or 1
-        data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, order)
         return self.value(f.type, data, 0, None, 0, None, False)
 
 
@@ -693,7 +708,8 @@ def format_value(vv, read_mem, *, symbolize=None, summary=False, fmt=None):
     references); symbolize(addr) -> "sym+off" | None overrides the default
     <symbol> lookup (the variable's own module).  summary=True gives what bt's frame
     line shows for arguments ("..." for aggregates: print frame-arguments scalars).
-    ``fmt``: a ValueFormat (GDB's print settings), GDB's defaults when None.
+    ``fmt``: a ValueFormat (GDB's print settings), GDB's defaults when None.  The value's
+    bytes are read in its target's byte order (``vv.byteorder``).
     """
     if vv.error:
         if vv.var is not None:
@@ -715,7 +731,7 @@ def format_value(vv, read_mem, *, symbolize=None, summary=False, fmt=None):
     if vv.optimized_out or vv.data is None:
         return "<optimized out>"
     p = _Printer(read_mem, symbolize if symbolize is not None else vv.symbolize, vv.static_value,
-                 fmt or DEFAULT_FORMAT)
+                 fmt or DEFAULT_FORMAT, vv.byteorder)
     s = strip_typedefs(vv.type)
     if (s.kind not in ("struct", "union", "array", "ptr", "ref", "rref") and vv.opt_mask is not None
             and any(vv.opt_mask)):

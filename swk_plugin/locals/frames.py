@@ -261,7 +261,8 @@ def frame_reading(walk, level, frame, libraries=None, entry=None, with_regs=True
     ``level`` of ``walk``), made in this one place: its unbiased pc, the registers GDB sees there
     (register_view; left out without ``with_regs``, for a caller that makes them when first
     needed), its CFA, the target's memory, the library's bias, its entry values (``entry``, else
-    entry_regs), the process's libraries, register sizes and conversion, its thread-local block."""
+    entry_regs), the process's libraries, register sizes and conversion, its thread-local block,
+    the target's byte order."""
     ps = frame.walker.process_state
     lib = frame.library
     kw = dict(addr=frame.lookup_pc - lib.base, cfa=frame_cfa(frame, ps), read_mem=ps.read_memory,
@@ -269,7 +270,7 @@ def frame_reading(walk, level, frame, libraries=None, entry=None, with_regs=True
               entry_regs=entry if entry is not None else entry_regs(walk, level),
               libraries=libraries if libraries is not None else ps.library_state.get_libraries(),
               reg_size=ps.arch.reg_size, register_value=ps.arch.register_value,
-              tls_base=lambda: tls_block(ps, lib, frame.thread))
+              tls_base=lambda: tls_block(ps, lib, frame.thread), byteorder=ps.arch.byteorder)
     if with_regs:
         kw["regs"] = register_view(walk, level)
     return kw
@@ -446,7 +447,7 @@ def entry_regs(walk, level, outermost=None):
                     read_mem=ps.read_memory, bias=clib.base,
                     callee_entry=entry, callee_module=lib.module,
                     callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,
-                    reg_size=ps.arch.reg_size)
+                    reg_size=ps.arch.reg_size, byteorder=ps.arch.byteorder)
             except Exception:
                 regs = {}
         memo[i] = regs

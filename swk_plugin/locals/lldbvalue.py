@@ -27,30 +27,31 @@ def format_lldb_value(vv, read_mem, ptr_size=8):
     """LLDB's text of an argument's value in a frame line."""
     if vv is None or vv.error or vv.data is None or vv.optimized_out or vv.unavailable or vv.opt_mask is not None:
         return "<unavailable>"
-    return _value(vv.type, bytes(vv.data), vv.address, read_mem, ptr_size, top=True)
+    return _value(vv.type, bytes(vv.data), vv.address, read_mem, ptr_size, vv.byteorder, top=True)
 
 
-def _value(t, raw, addr, read_mem, ptr_size, top=False):
+def _value(t, raw, addr, read_mem, ptr_size, order, top=False):
+    """``raw``: the value's bytes in the target's byte ``order``."""
     s = strip_typedefs(t)
     k = s.kind
     size = s.size or len(raw)
     if k == "bool":
-        return "true" if int.from_bytes(raw[:size], "little") else "false"
+        return "true" if any(raw[:size]) else "false"
     if k in ("int", "char"):
-        v = int.from_bytes(raw[:size], "little", signed=not s.unsigned)
+        v = int.from_bytes(raw[:size], order, signed=not s.unsigned)
         if size == 1:
             return "'" + _char(raw[0], _CHAR_ESC) + "'"
         return str(v)
     if k == "enum":
-        v = int.from_bytes(raw[:size], "little", signed=not s.unsigned)
+        v = int.from_bytes(raw[:size], order, signed=not s.unsigned)
         for name, value in s.enumerators or ():
             if value == v:
                 return name
         return str(v)
     if k == "float":
-        return _float(raw[:size], s)
+        return _float(raw[:size], s, order)
     if k in ("ptr", "ref", "rref"):
-        p = int.from_bytes(raw[:ptr_size], "little")
+        p = int.from_bytes(raw[:ptr_size], order)
         target = strip_typedefs(s.target) if s.target is not None else None
         if k == "ptr" and target is not None and target.kind in ("int", "char") and (target.size or 0) == 1 and p:
             text = _string(read_mem, p)
@@ -64,7 +65,7 @@ def _value(t, raw, addr, read_mem, ptr_size, top=False):
             for f in fields:
                 off = f.bitpos // 8
                 fs = strip_typedefs(f.type).size or 0
-                parts.append(f"{f.name} = {_value(f.type, raw[off:off + fs], None, read_mem, ptr_size)}")
+                parts.append(f"{f.name} = {_value(f.type, raw[off:off + fs], None, read_mem, ptr_size, order)}")
             return "(" + ", ".join(parts) + ")"
         if addr is not None:
             return f"{type_name(t)} @ 0x{addr:0{2 * ptr_size}x}"
@@ -104,14 +105,15 @@ def _string(read_mem, p):
     return '"' + "".join(_char(b, _STR_ESC) for b in out) + '"'
 
 
-def _float(raw, s):
+def _float(raw, s, order):
     import struct
     n = len(raw)
+    e = "<" if order == "little" else ">"
     if n == 4:
-        v = struct.unpack("<f", raw)[0]
+        v = struct.unpack(e + "f", raw)[0]
     elif n == 8:
-        v = struct.unpack("<d", raw)[0]
-    elif s.float_format == "x87" and n >= 10:
+        v = struct.unpack(e + "d", raw)[0]
+    elif s.float_format == "x87" and n >= 10:      # x87's own (little-endian) layout
         man = int.from_bytes(raw[:8], "little")
         exp = int.from_bytes(raw[8:10], "little")
         sign = -1.0 if exp & 0x8000 else 1.0

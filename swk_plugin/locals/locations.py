@@ -47,15 +47,18 @@ class VarValue:
     ``optimized_out`` is True when no part of it can be known, ``opt_mask`` marks the
     bytes that are optimized out when only some are; ``error`` is GDB's message when
     reading failed ("Cannot access memory at address 0x10"); ``address`` is where the
-    value lives in memory (None for registers and computed values).
+    value lives in memory (None for registers and computed values); ``byteorder`` is the
+    target's ("little" / "big"): what ``data``'s words are read in.
     """
     __slots__ = ("data", "optimized_out", "unavailable", "error", "type", "address", "opt_mask",
                  "var", "synthetic", "synthetic_target", "reason", "symbolize", "static_value",
-                 "entry_used", "regs_used", "entry_referent")
+                 "entry_used", "regs_used", "entry_referent", "byteorder")
 
-    def __init__(self, type_, data=None, *, optimized_out=False, error=None, address=None):
+    def __init__(self, type_, data=None, *, optimized_out=False, error=None, address=None,
+                 byteorder="little"):
         self.type = type_
         self.data = data
+        self.byteorder = byteorder
         self.optimized_out = optimized_out
         self.unavailable = False
         self.error = error
@@ -86,15 +89,29 @@ class OptimizedOut(Exception):
 
 # --- register contents ---------------------------------------------------------------------
 
-def _reg_bytes(regs, r, reg_size):
-    """A register's contents as bytes, its size as the architecture says (``reg_size``)."""
+def _reg_bytes(regs, r, reg_size, byteorder):
+    """A register's contents as bytes in the target's ``byteorder``, its size as the
+    architecture says (``reg_size``)."""
     v = regs.get(r)
     if v is None:
         return None
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     size = reg_size(r)
-    return (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    return (v & ((1 << (8 * size)) - 1)).to_bytes(size, byteorder)
+
+
+def _low_end(data, size, byteorder):
+    """The low-order ``size`` bytes of ``data`` (a register's, a stack value's): its first
+    bytes on a little-endian target, its last on a big-endian one."""
+    if size >= len(data):
+        return bytes(data)
+    return bytes(data[:size]) if byteorder == "little" else bytes(data[len(data) - size:])
+
+
+def _word(data, byteorder):
+    """The integer in a register held as bytes (at most its low-order 8 bytes)."""
+    return int.from_bytes(_low_end(data, 8, byteorder), byteorder)
 
 
 # --- the frame context ---------------------------------------------------------------------
@@ -110,7 +127,7 @@ class RegisterLost(OptimizedOut):
 
 class FrameCtx:
     def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None,
-                 register_value=None, tls_base=None):
+                 register_value=None, tls_base=None, byteorder="little"):
         self.var = var
         self.scope = var.scope
         self.fn = var.scope.function
@@ -122,6 +139,8 @@ class FrameCtx:
         self.read_mem = read_mem
         self.bias = bias or 0
         self.ptr_size = ptr_size
+        #: The target's byte order (memory, registers as bytes, the values made here).
+        self.order = byteorder
         #: Bytes of a register by DWARF number (the architecture's); pointer-sized if unknown.
         self.reg_size = reg_size or (lambda _r, n=ptr_size: n)
         #: The architecture's register_value: a float held in an x87 register is converted.
@@ -149,7 +168,7 @@ class FrameCtx:
             self._missing(r)
         self.used_regs.add(r)
         if isinstance(v, (bytes, bytearray)):
-            return int.from_bytes(v[:8], "little")
+            return _word(v, self.order)
         return v
 
     def mem(self, a, n):
@@ -179,7 +198,7 @@ class FrameCtx:
                 v = self.regs.get(r.value)
                 if v is None:
                     raise OptimizedOut(f"frame base register {r.value} not recovered")
-                self._fb = v if isinstance(v, int) else int.from_bytes(v[:8], "little")
+                self._fb = v if isinstance(v, int) else _word(v, self.order)
             elif r.kind in ("memory", "value"):
                 self._fb = r.value
             else:
@@ -218,12 +237,12 @@ class FrameCtx:
 
     def _entry_int(self, block):
         v = self.entry_value(block)
-        return int.from_bytes(bytes(v)[:8], "little") if isinstance(v, (bytes, bytearray)) else v
+        return _word(v, self.order) if isinstance(v, (bytes, bytearray)) else v
 
     def evaluate(self, expr, cu, with_fb=True):
         d = self.d
         bias = self.bias
-        code = _relocate(bytes(expr), bias, cu.addr_size or self.ptr_size, cu.offsz)
+        code = _relocate(bytes(expr), bias, cu.addr_size or self.ptr_size, cu.offsz, d.byteorder)
 
         def addrx(i):
             v = d.address(cu, ("addrx", i))
@@ -238,7 +257,7 @@ class FrameCtx:
 
         if has_typed_ops(code):
             def reg_bytes(r):
-                b = _reg_bytes(self.regs, r, self.reg_size)
+                b = _reg_bytes(self.regs, r, self.reg_size, self.order)
                 if b is None:
                     self._missing(r)
                 self.used_regs.add(r)
@@ -253,7 +272,7 @@ class FrameCtx:
                                       ptr_size=self.ptr_size,
                                       frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
                                       entry_value=self.entry_value, addr_lookup=addrx,
-                                      base_type=typed_base)
+                                      base_type=typed_base, byteorder=self.order)
             except ExprError as exc:
                 msg = str(exc)
                 if msg.startswith("Cannot access memory"):
@@ -277,7 +296,8 @@ class FrameCtx:
                             frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
                             entry_value=self._entry_int, addr_base_lookup=addrx,
                             base_type=base_type, tls_address=self._tls_address,
-                            ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or self.ptr_size))
+                            ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or self.ptr_size),
+                            byteorder=self.order)
         except ExprError as exc:
             cause = exc.__context__ or exc.__cause__
             if isinstance(cause, OptimizedOut):
@@ -322,7 +342,7 @@ _LAST_LIBS = None
 _CFA_BASE = b"\x9c"
 
 def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_regs=None,
-                  libraries=None, reg_size=None, register_value=None, tls_base=None):
+                  libraries=None, reg_size=None, register_value=None, tls_base=None, byteorder="little"):
     """The value of ``var`` in a frame (see VarValue).
 
     addr: unbiased lookup pc (a caller frame passes its return address - 1, so location
@@ -334,10 +354,11 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     them and C++ static members are found across them, as GDB does; reg_size: the
     architecture's register sizes by DWARF number (default: pointer-sized); register_value:
     the architecture's conversion of a register's bytes to a value's (x87); tls_base: a
-    callable giving the frame's module's TLS block in the frame's thread.
+    callable giving the frame's module's TLS block in the frame's thread; byteorder: the
+    target's (the architecture's), which the value's bytes are in (VarValue.byteorder).
     """
     ctx = FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size,
-                   register_value, tls_base)
+                   register_value, tls_base, byteorder)
     global _LAST_LIBS
     last = _LAST_LIBS
     if libraries is not None and last is not None and last[0] is libraries:
@@ -348,7 +369,7 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
             else module_symbolizer(ctx.eng.module, ctx.bias)
         if libraries is not None:
             _LAST_LIBS = (libraries, ctx.libraries, ctx.symbolize)
-    vv = VarValue(var.type)
+    vv = VarValue(var.type, byteorder=byteorder)
     vv.var = var
     vv.symbolize = ctx.symbolize
     vv.static_value = lambda f, _c=ctx: _static_member(f, _c)
@@ -394,11 +415,11 @@ def _fill(vv, var, t, ctx):
     if var.loc_class == "enumerator":
         cv = node.attrs.get(AT_const_value)
         v = dies.const_int(cv[0], cv[1]) if cv is not None else 0
-        vv.data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little") if size else b""
+        vv.data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, ctx.order) if size else b""
         return
     cvr = dies.chain_attr(d, node, AT_const_value)
     if cvr is not None:
-        vv.data = _const_bytes(d, cvr[0].cu, cvr[1], size)
+        vv.data = _const_bytes(d, cvr[0].cu, cvr[1], size, ctx.order)
         return
     locr = dies.chain_attr(d, node, AT_location)
     if locr is None:
@@ -440,7 +461,7 @@ def _implicit_target(expr, cu, t, ctx):
         return None
     try:
         ref_size = cu.offsz if cu.version >= 3 else cu.addr_size
-        die = int.from_bytes(expr[1:1 + ref_size], "little")
+        die = int.from_bytes(expr[1:1 + ref_size], ctx.d.byteorder)
         off, _p = sleb128(expr, 1 + ref_size)
     except Exception:
         return None
@@ -450,10 +471,10 @@ def _implicit_target(expr, cu, t, ctx):
     tmp = Variable("", False, node, ctx.scope, "computed")
     inner = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
                           bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                          libraries=ctx.libraries, reg_size=ctx.reg_size)
+                          libraries=ctx.libraries, reg_size=ctx.reg_size, byteorder=ctx.order)
     ctx.used_regs.update(inner.regs_used)
     ctx.used_entry.update(inner.entry_used)
-    out = VarValue(s.target)
+    out = VarValue(s.target, byteorder=ctx.order)
     out.symbolize = ctx.symbolize
     out.static_value = inner.static_value
     size = strip_typedefs(s.target).size
@@ -476,7 +497,9 @@ def _implicit_target(expr, cu, t, ctx):
     return out
 
 
-def _const_bytes(d, cu, attr, size):
+def _const_bytes(d, cu, attr, size, byteorder):
+    """DW_AT_const_value as the value's bytes: a block as written, a constant stored in
+    the type's size in the target's ``byteorder`` (GDB's dwarf2_const_value_data)."""
     form, v = attr
     if isinstance(v, (bytes, bytearray)):
         b = bytes(v)
@@ -487,7 +510,7 @@ def _const_bytes(d, cu, attr, size):
         # dataN/udata are unsigned and sdata signed (GDB's constant_value); either way the
         # value is stored in the type's size, two's complement
         iv = dies.const_int(form, v)
-        b = ((iv or 0) & ((1 << (8 * max(size, 1))) - 1)).to_bytes(max(size, 1), "little")
+        b = ((iv or 0) & ((1 << (8 * max(size, 1))) - 1)).to_bytes(max(size, 1), byteorder)
     if len(b) < size:
         b = b + bytes(size - len(b))
     return b[:size] if size else b
@@ -502,7 +525,7 @@ def _store(vv, res, size, ctx):
         vv.address = res.value
         vv.data = _read(ctx.read_mem, res.value, size)
     elif kind == "register":
-        rb = _reg_bytes(ctx.regs, res.value, ctx.reg_size)
+        rb = _reg_bytes(ctx.regs, res.value, ctx.reg_size, ctx.order)
         if rb is None:
             raise OptimizedOut(f"register {res.value} not recovered")
         ctx.used_regs.add(res.value)
@@ -510,12 +533,14 @@ def _store(vv, res, size, ctx):
             rb = ctx.register_value(res.value, rb, size if st.kind == "float" else None)
         if size > len(rb):
             raise OptimizedOut(f"value larger than register {res.value}")
-        vv.data = rb[:size]
+        vv.data = _low_end(rb, size, ctx.order)      # GDB's default_value_from_register
     elif kind == "value":
-        raw = (res.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, "little")
+        # a stack value is anchored at its least significant end (GDB's DWARF_VALUE_STACK)
+        raw = (res.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, ctx.order)
         if size > len(raw):
-            raw = raw + bytes(size - len(raw))
-        vv.data = raw[:size]
+            pad = bytes(size - len(raw))
+            raw = raw + pad if ctx.order == "little" else pad + raw
+        vv.data = _low_end(raw, size, ctx.order)
     elif kind == "implicit":
         raw = bytes(res.value)
         if len(raw) < size:
@@ -537,26 +562,38 @@ SYNTHETIC_BYTE = 2
 
 
 def _store_pieces(vv, res, size, ctx):
+    """The value's bytes from its pieces, as GDB's rw_pieced_value reads them: each piece's
+    bits follow the last one's in memory order (from each byte's least significant bit on
+    a little-endian target, from its most significant on a big-endian one: copy_bitwise's
+    bits_big_endian), a register's or a stack value's taken from its low-order end."""
+    big = ctx.order == "big"
     acc = 0
-    out_bits = 0
+    out_bits = 0                    # out_bits, synth_bits: bit p is the value's p-th in memory order
     synth_bits = 0
     pos = 0
     total = size * 8
     for part, nbytes in res.pieces:
         nbits = part.bit_size if part.bit_size is not None else nbytes * 8
         boff = part.bit_offset or 0
+        skip = boff                 # bits of the source before the piece, in memory order
         src = None
         if part.kind == "register":
-            src = _reg_bytes(ctx.regs, part.value, ctx.reg_size)
+            src = _reg_bytes(ctx.regs, part.value, ctx.reg_size, ctx.order)
             if src is not None:
                 ctx.used_regs.add(part.value)
+                if big and boff + nbits < 8 * len(src):
+                    skip = 8 * len(src) - boff - nbits
             else:
                 vv.reason = f"register {part.value} not recovered"
         elif part.kind == "memory":
             need = (boff + nbits + 7) // 8
             src = _read(ctx.read_mem, part.value, need)
         elif part.kind == "value":
-            src = (part.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, "little")
+            src = (part.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, ctx.order)
+            if boff + nbits > 8 * len(src):
+                src = b""           # past the stack value: zeros
+            elif big:
+                skip = 8 * len(src) - boff - nbits
         elif part.kind == "implicit":
             src = bytes(part.value)
         m = (1 << nbits) - 1
@@ -564,8 +601,14 @@ def _store_pieces(vv, res, size, ctx):
             synth_bits |= m << pos
         elif src is None:
             out_bits |= m << pos
+        elif big:
+            n = min(nbits, total - pos)
+            shift = 8 * len(src) - skip - n
+            v = int.from_bytes(src, "big")
+            v = v >> shift if shift >= 0 else v << -shift
+            acc |= (v & ((1 << n) - 1)) << (total - pos - n)
         else:
-            v = int.from_bytes(src, "little") >> boff
+            v = int.from_bytes(src, "little") >> skip
             acc |= (v & m) << pos
         pos += nbits
         if pos >= total:
@@ -576,16 +619,24 @@ def _store_pieces(vv, res, size, ctx):
     out_bits &= (1 << total) - 1 if total else 0
     synth_bits &= (1 << total) - 1 if total else 0
     if total and out_bits == (1 << total) - 1:
-        raise OptimizedOut("every piece optimized out")
-    vv.data = acc.to_bytes(size, "little") if size else b""
+        raise OptimizedOut(f"every piece optimized out ({vv.reason})" if vv.reason else "every piece optimized out")
+    vv.data = acc.to_bytes(size, ctx.order) if size else b""
     if out_bits or synth_bits:
-        mask = bytearray(size)
+        mask = OptMask(size)
         for i in range(size):
             if (synth_bits >> (8 * i)) & 0xFF:
                 mask[i] = SYNTHETIC_BYTE
             elif (out_bits >> (8 * i)) & 0xFF:
                 mask[i] = 1
+        mask.bits = out_bits
         vv.opt_mask = mask
+
+
+class OptMask(bytearray):
+    """VarValue.opt_mask of a value made of pieces: per byte, and ``bits`` (bit p: the
+    value's p-th bit in memory order) for what shares a byte with what is known, as GDB
+    tracks it: a bitfield next to an optimized-out one still prints."""
+    bits = None
 
 
 # --- dynamic array bounds (VLAs) -----------------------------------------------------------
@@ -607,10 +658,10 @@ def _resolve_dynamic(t, ctx):
             tmp = Variable("", False, node, ctx.scope, "computed")
             vv = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
                                bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                               reg_size=ctx.reg_size)
+                               reg_size=ctx.reg_size, byteorder=ctx.order)
             if vv.data is not None and not vv.optimized_out:
                 vt = strip_typedefs(vv.type)
-                val = int.from_bytes(vv.data, "little", signed=not vt.unsigned)
+                val = int.from_bytes(vv.data, ctx.order, signed=not vt.unsigned)
     if val is None:
         # GDB would read the bound from a register it assumes unchanged; we do not guess
         raise OptimizedOut("array bound not recovered")
@@ -639,12 +690,12 @@ def _static_member(field, ctx):
     d = ctx.d
     t = field.type
     size = strip_typedefs(t).size
-    vv = VarValue(t)
+    vv = VarValue(t, byteorder=ctx.order)
     vv.symbolize = ctx.symbolize
     vv.static_value = lambda f, _c=ctx: _static_member(f, _c)
     cv = dies.chain_attr(d, node, AT_const_value)
     if cv is not None:
-        vv.data = _const_bytes(d, cv[0].cu, cv[1], size)
+        vv.data = _const_bytes(d, cv[0].cu, cv[1], size, ctx.order)
         return vv
     names = []
     link = dies.chain_string(d, node, AT_linkage_name) or dies.chain_string(d, node, AT_MIPS_linkage_name)

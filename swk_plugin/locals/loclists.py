@@ -15,9 +15,9 @@ def _skip_leb(code, pos):
     return pos + 1
 
 
-def _relocate(code, bias, ptr_size, offsz=4):
-    """The expression with every DW_OP_addr operand moved by ``bias`` (same length, so
-    branch offsets stay right)."""
+def _relocate(code, bias, ptr_size, offsz, byteorder):
+    """The expression with every DW_OP_addr operand (in the module's ``byteorder``) moved
+    by ``bias`` (same length, so branch offsets stay right)."""
     if not bias or 0x03 not in code:
         return code
     out = bytearray(code)
@@ -32,8 +32,8 @@ def _relocate(code, bias, ptr_size, offsz=4):
             op = code[pos]
             pos += 1
             if op == 0x03:
-                v = int.from_bytes(code[pos:pos + ptr_size], "little")
-                out[pos:pos + ptr_size] = ((v + bias) & mask).to_bytes(ptr_size, "little")
+                v = int.from_bytes(code[pos:pos + ptr_size], byteorder)
+                out[pos:pos + ptr_size] = ((v + bias) & mask).to_bytes(ptr_size, byteorder)
                 pos += ptr_size
             elif 0x70 <= op <= 0x8f:
                 pos = _skip_leb(code, pos)
@@ -77,7 +77,7 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
     """The expression of a location list that applies at unbiased ``addr`` (None: the
     variable has no location there).  DWARF 5 .debug_loclists (all DW_LLE_* kinds,
     DW_FORM_loclistx) and DWARF 2-4 .debug_loc (base-address entries included)."""
-    little = d.little
+    order = d.byteorder
     asz = cu.addr_size
     base = cu.low_pc or 0
     if cu.version >= 5:
@@ -90,7 +90,7 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
             sec = secs.upto(".debug_loclists", p + cu.offsz)
             if sec is None:
                 return None
-            off = lb + int.from_bytes(sec[p:p + cu.offsz], "little" if little else "big")
+            off = lb + int.from_bytes(sec[p:p + cu.offsz], order)
         elif isinstance(value, int):
             off = value
         else:
@@ -118,7 +118,7 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
                 base = d.address(cu, ("addrx", i)) or 0
                 continue
             if kind == 6:                               # base_address
-                base = int.from_bytes(sec[pos:pos + asz], "little")
+                base = int.from_bytes(sec[pos:pos + asz], order)
                 pos += asz
                 continue
             if kind == 2:                               # startx_endx
@@ -137,11 +137,11 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
             elif kind == 5:                             # default_location
                 pass
             elif kind == 7:                             # start_end
-                lo = int.from_bytes(sec[pos:pos + asz], "little")
-                hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], "little")
+                lo = int.from_bytes(sec[pos:pos + asz], order)
+                hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], order)
                 pos += 2 * asz
             elif kind == 8:                             # start_length
-                lo = int.from_bytes(sec[pos:pos + asz], "little")
+                lo = int.from_bytes(sec[pos:pos + asz], order)
                 pos += asz
                 ln, pos = uleb128(sec, pos)
                 hi = lo + ln
@@ -172,15 +172,15 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
     n = len(sec)
     maxaddr = (1 << (8 * asz)) - 1
     while pos + 2 * asz <= n:
-        lo = int.from_bytes(sec[pos:pos + asz], "little")
-        hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], "little")
+        lo = int.from_bytes(sec[pos:pos + asz], order)
+        hi = int.from_bytes(sec[pos + asz:pos + 2 * asz], order)
         pos += 2 * asz
         if lo == 0 and hi == 0:
             break
         if lo == maxaddr:
             base = hi
             continue
-        ln = int.from_bytes(sec[pos:pos + 2], "little")
+        ln = int.from_bytes(sec[pos:pos + 2], order)
         pos += 2
         expr = sec[pos:pos + ln]
         pos += ln

@@ -89,8 +89,8 @@ def located_plan(var, addr):
         size = strip_typedefs(var.type).size
         cvr = dies.chain_attr(d, var.node, AT_const_value)
         if cvr is not None:                                           # a constant: its bytes
-            data = _const_bytes(d, cvr[0].cu, cvr[1], size)
-            return ("const", int.from_bytes(data[:size], "little"), size, kind) \
+            data = _const_bytes(d, cvr[0].cu, cvr[1], size, d.byteorder)
+            return ("const", int.from_bytes(data[:size], d.byteorder), size, kind) \
                 if data is not None and len(data) >= size else None
         if var.loc_class != "computed":
             return None

@@ -380,7 +380,7 @@ class _BlockBuilder:
                     syms.append(_Sym(nm, c, "local", "optimized_out"))
                     return
                 asz = c.cu.addr_size
-                if v[0] == 0x03 and len(v) == 1 + asz and int.from_bytes(v[1:], "little") == 0:
+                if v[0] == 0x03 and len(v) == 1 + asz and not any(v[1:]):   # DW_OP_addr 0
                     return                                    # a static the linker dropped
             syms.append(_Sym(nm, c, "local", "computed"))
             return
@@ -444,11 +444,16 @@ class _BlockBuilder:
 # --- the per-module engine ------------------------------------------------------------------
 
 def _long_double_format(module):
-    """The long double format of the module's architecture (x87 where it is unknown)."""
-    try:
-        return from_elf_machine(module.machine).long_double_format
-    except (UnsupportedArchitecture, AttributeError):
-        return "x87"
+    """The long double format of the module's architecture, found by its ELF machine, class
+    and byte order (ppc64 is not ppc64le); where swk knows no such architecture, that of
+    one of the machine's (a format is the machine's ABI's, whatever the byte order); x87
+    where the machine is unknown."""
+    for shape in ((module.elfclass, module.byteorder), (None, None)):
+        try:
+            return from_elf_machine(module.machine, *shape).long_double_format
+        except (UnsupportedArchitecture, AttributeError):
+            continue
+    return "x87"
 
 
 class _Engine:

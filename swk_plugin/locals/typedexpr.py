@@ -15,21 +15,33 @@ from ..dwarf.encoding import DecodeError, read_sint, read_uint, sleb128, uleb128
 from ..dwarf.expr import ExprError, ExprResult
 
 from .dwarfconst import TYPED_OPS
+from .locations import _low_end
 
-_FLOAT_FMT = {4: "<f", 8: "<d"}
+#: {byte order: {size: struct format}} of IEEE single and double.
+_FLOAT_FMT = {"little": {4: "<f", 8: "<d"}, "big": {4: ">f", 8: ">d"}}
 
 
-def _to_bytes(v, t, ptr_size):
+def _to_bytes(v, t, ptr_size, order):
+    """A stack entry's bytes in the target's byte ``order``."""
     if t is None:
-        return (v & ((1 << (8 * ptr_size)) - 1)).to_bytes(ptr_size, "little")
+        return (v & ((1 << (8 * ptr_size)) - 1)).to_bytes(ptr_size, order)
     size, kind = t
     if kind == "float":
-        if size in _FLOAT_FMT:
-            return struct.pack(_FLOAT_FMT[size], v)
+        if size in _FLOAT_FMT[order]:
+            return struct.pack(_FLOAT_FMT[order][size], v)
         if size in (10, 12, 16):
             return _x87_bytes(v, size)
         raise ExprError(f"typed DWARF value of float size {size}")
-    return (int(v) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    return (int(v) & ((1 << (8 * size)) - 1)).to_bytes(size, order)
+
+
+def _extend(b, size, order):
+    """``b`` zero-extended to ``size`` bytes as an integer of the target's ``order`` (GDB's
+    DW_OP_deref_type when the read is narrower than the type)."""
+    if len(b) >= size:
+        return b
+    pad = bytes(size - len(b))
+    return b + pad if order == "little" else pad + b
 
 
 def _x87_bytes(v, size):
@@ -45,16 +57,16 @@ def _x87_bytes(v, size):
         mant = int(m * (1 << 64))
         exp = e - 1 + 16383
         raw = ((1 if v < 0 else 0) << 79) | (exp << 64) | mant
-    return raw.to_bytes(10, "little") + bytes(size - 10)
+    return raw.to_bytes(10, "little") + bytes(size - 10)      # x87's own (little-endian) layout
 
 
-def _from_bytes(b, t):
+def _from_bytes(b, t, order):
     size, kind = t
     if kind == "float":
-        if size in _FLOAT_FMT:
-            return struct.unpack(_FLOAT_FMT[size], b[:size])[0]
+        if size in _FLOAT_FMT[order]:
+            return struct.unpack(_FLOAT_FMT[order][size], b[:size])[0]
         if size in (10, 12, 16):
-            raw = int.from_bytes(b[:10], "little")
+            raw = int.from_bytes(b[:10], "little")              # x87's own layout
             mant = raw & ((1 << 64) - 1)
             exp = (raw >> 64) & 0x7FFF
             sign = -1.0 if raw >> 79 else 1.0
@@ -62,12 +74,14 @@ def _from_bytes(b, t):
                 return sign * float("inf") if not (mant << 1) & ((1 << 64) - 1) else float("nan")
             return sign * mant * 2.0 ** ((exp or 1) - 16383 - 63)
         raise ExprError(f"typed DWARF value of float size {size}")
-    return int.from_bytes(b[:size], "little", signed=kind == "signed")
+    return int.from_bytes(b[:size], order, signed=kind == "signed")
 
 
 def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=None, cfa=None,
-                   entry_value=None, addr_lookup=None, base_type=None, max_steps=10000):
-    """Evaluate ``code``; base_type(die_off) -> (size, kind); read_reg_bytes(r) -> bytes."""
+                   entry_value=None, addr_lookup=None, base_type=None, max_steps=10000, byteorder="little"):
+    """Evaluate ``code``; base_type(die_off) -> (size, kind); read_reg_bytes(r) -> bytes;
+    memory, registers' bytes and operands in the target's ``byteorder``."""
+    order = byteorder
     bits = ptr_size * 8
     mask = (1 << bits) - 1
     stack = []
@@ -107,7 +121,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
 
     def reg_int(r):
         b = read_reg_bytes(r)
-        return int.from_bytes(b[:ptr_size], "little")
+        return int.from_bytes(_low_end(b, ptr_size, order), order)
 
     def load(addr, size):
         data = read_mem(addr, size)
@@ -123,7 +137,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
         if stack:
             v, t = stack.pop()
             if t is not None:
-                return ExprResult("implicit", _to_bytes(v, t, ptr_size))
+                return ExprResult("implicit", _to_bytes(v, t, ptr_size, order))
             return ExprResult("memory", v)
         return ExprResult("empty")
 
@@ -170,7 +184,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                     raise ExprError("CFA unknown")
                 stack.append(gen(c))
             elif op == 0x03:
-                v, pos = read_uint(code, pos, ptr_size)
+                v, pos = read_uint(code, pos, ptr_size, order)
                 stack.append(gen(v))
             elif op in (0xa1, 0xa2, 0xfb, 0xfc):
                 i, pos = uleb128(code, pos)
@@ -178,9 +192,9 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
             elif 0x08 <= op <= 0x0f:
                 size = 1 << ((op - 0x08) >> 1)
                 if op & 1:
-                    v, pos = read_sint(code, pos, size)
+                    v, pos = read_sint(code, pos, size, order)
                 else:
-                    v, pos = read_uint(code, pos, size)
+                    v, pos = read_uint(code, pos, size, order)
                 stack.append(gen(v))
             elif op == 0x10:
                 v, pos = uleb128(code, pos)
@@ -204,12 +218,12 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 stack[-3], stack[-2], stack[-1] = stack[-1], stack[-3], stack[-2]
             elif op == 0x06:
                 v, t = stack.pop()
-                stack.append(gen(int.from_bytes(load(v, ptr_size), "little")))
+                stack.append(gen(int.from_bytes(load(v, ptr_size), order)))
             elif op == 0x94:
                 size = code[pos]
                 pos += 1
                 v, t = stack.pop()
-                stack.append(gen(int.from_bytes(load(v, size), "little")))
+                stack.append(gen(int.from_bytes(load(v, size), order)))
             elif op == 0x23:
                 k, pos = uleb128(code, pos)
                 v, t = stack.pop()
@@ -272,7 +286,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 r = {0x29: a == b, 0x2a: a >= b, 0x2b: a > b, 0x2c: a <= b, 0x2d: a < b, 0x2e: a != b}[op]
                 stack.append(gen(1 if r else 0))
             elif op in (0x2f, 0x28):
-                off, pos = read_sint(code, pos, 2)
+                off, pos = read_sint(code, pos, 2, order)
                 if op == 0x2f or stack.pop()[0] != 0:
                     pos += off
                     if not 0 <= pos <= n:
@@ -293,7 +307,7 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 pieces.append((part, (size + 7) // 8))
             elif op == 0x9f:
                 v, t = stack.pop()
-                loc = ExprResult("value", v) if t is None else ExprResult("implicit", _to_bytes(v, t, ptr_size))
+                loc = ExprResult("value", v) if t is None else ExprResult("implicit", _to_bytes(v, t, ptr_size, order))
             elif op == 0x9e:
                 size, pos = uleb128(code, pos)
                 loc = ExprResult("implicit", bytes(code[pos:pos + size]))
@@ -309,12 +323,12 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                     _r, bpos = uleb128(block, 1)
                     die, _bpos = uleb128(block, bpos)
                     t = typ(die)
-                    b = bytes(raw) if isinstance(raw, (bytes, bytearray)) else (raw & mask).to_bytes(ptr_size, "little")
-                    stack.append((_from_bytes(b, t), t) if t is not None
-                                 else gen(int.from_bytes(b[:ptr_size], "little")))
+                    b = bytes(raw) if isinstance(raw, (bytes, bytearray)) else (raw & mask).to_bytes(ptr_size, order)
+                    stack.append((_from_bytes(_low_end(b, t[0], order), t, order), t) if t is not None
+                                 else gen(int.from_bytes(_low_end(b, ptr_size, order), order)))
                 else:
                     if isinstance(raw, (bytes, bytearray)):
-                        raw = int.from_bytes(bytes(raw)[:ptr_size], "little")
+                        raw = int.from_bytes(_low_end(raw, ptr_size, order), order)
                     stack.append(gen(raw))
             elif op in (0xa4, 0xf4):                     # const_type
                 die, pos = uleb128(code, pos)
@@ -323,13 +337,14 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 b = bytes(code[pos:pos + size])
                 pos += size
                 t = typ(die)
-                stack.append((_from_bytes(b, t), t) if t is not None else gen(int.from_bytes(b, "little")))
+                stack.append((_from_bytes(b, t, order), t) if t is not None else gen(int.from_bytes(b, order)))
             elif op in (0xa5, 0xf5):                     # regval_type
                 r, pos = uleb128(code, pos)
                 die, pos = uleb128(code, pos)
                 t = typ(die)
                 b = read_reg_bytes(r)
-                stack.append((_from_bytes(b, t), t) if t is not None else gen(int.from_bytes(b[:ptr_size], "little")))
+                stack.append((_from_bytes(_low_end(b, t[0], order), t, order), t) if t is not None
+                             else gen(int.from_bytes(_low_end(b, ptr_size, order), order)))
             elif op in (0xa6, 0xf6):                     # deref_type
                 size = code[pos]
                 pos += 1
@@ -337,8 +352,8 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 t = typ(die)
                 a, _t = stack.pop()
                 b = load(a, size)
-                stack.append((_from_bytes(b + bytes(max(0, (t[0] if t else 0) - size)), t), t)
-                             if t is not None else gen(int.from_bytes(b, "little")))
+                stack.append((_from_bytes(_extend(b, t[0], order), t, order), t)
+                             if t is not None else gen(int.from_bytes(b, order)))
             elif op in (0xa8, 0xf7):                     # convert
                 die, pos = uleb128(code, pos)
                 t = typ(die)
@@ -353,11 +368,11 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
                 die, pos = uleb128(code, pos)
                 t = typ(die)
                 v, ft = stack.pop()
-                b = _to_bytes(v, ft, ptr_size)
+                b = _to_bytes(v, ft, ptr_size, order)
                 if t is None:
-                    stack.append(gen(int.from_bytes(b[:ptr_size], "little")))
+                    stack.append(gen(int.from_bytes(_low_end(b, ptr_size, order), order)))
                 else:
-                    stack.append((_from_bytes(b + bytes(max(0, t[0] - len(b))), t), t))
+                    stack.append((_from_bytes(_extend(b, t[0], order), t, order), t))
             else:
                 raise ExprError(f"DWARF operation 0x{op:02x} in a typed expression")
     except IndexError:
@@ -371,6 +386,6 @@ def evaluate_typed(code, *, read_reg_bytes, read_mem, ptr_size=8, frame_base=Non
     if stack:
         v, t = stack[-1]
         if t is not None:
-            return ExprResult("implicit", _to_bytes(v, t, ptr_size))
+            return ExprResult("implicit", _to_bytes(v, t, ptr_size, order))
         return ExprResult("memory", v)
     return ExprResult("empty")

@@ -26,7 +26,9 @@ def _canon_type(name):
 
 class Field:
     """A struct/union/class member as GDB lists it: base classes first, then data members
-    (static ones included; GDB prints them as "static name = value")."""
+    (static ones included; GDB prints them as "static name = value").  ``bitpos`` counts
+    as DW_AT_data_bit_offset does: from the first byte's least significant bit on a
+    little-endian target, from its most significant bit on a big-endian one."""
     __slots__ = ("name", "type", "bitpos", "bitsize", "is_static", "is_base", "is_virtual",
                  "artificial", "die", "loc_expr", "owner")
 
@@ -191,21 +193,22 @@ class TypeReader:
         if self._sigs is None:
             self._sigs = {}
             info = self.d.secs.get(".debug_info")
+            order = self.d.byteorder
             pos = 0
             n = len(info) if info is not None else 0
             try:
                 while pos + 11 <= n:
-                    length = int.from_bytes(info[pos:pos + 4], "little")
+                    length = int.from_bytes(info[pos:pos + 4], order)
                     p, offsz = pos + 4, 4
                     if length == 0xFFFFFFFF:
-                        length = int.from_bytes(info[p:p + 8], "little")
+                        length = int.from_bytes(info[p:p + 8], order)
                         p, offsz = p + 8, 8
                     end = p + length
-                    version = int.from_bytes(info[p:p + 2], "little")
+                    version = int.from_bytes(info[p:p + 2], order)
                     if version >= 5 and info[p + 2] in (2, 6):
                         q = p + 4 + offsz
-                        sg = int.from_bytes(info[q:q + 8], "little")
-                        toff = int.from_bytes(info[q + 8:q + 8 + offsz], "little")
+                        sg = int.from_bytes(info[q:q + 8], order)
+                        toff = int.from_bytes(info[q + 8:q + 8 + offsz], order)
                         self._sigs[sg] = pos + toff
                     if end <= pos:
                         break
@@ -559,10 +562,16 @@ class TypeReader:
                         f.bitsize = bsz[1]
                         bo = c.attrs.get(AT_bit_offset)
                         if bo is not None and AT_data_bit_offset not in c.attrs:
-                            # DWARF 2/3: offset of the field's MSB in its storage unit
-                            bs = c.attrs.get(AT_byte_size)
-                            unit = bs[1] if bs is not None else strip_typedefs(ft).size
-                            f.bitpos = (bitpos or 0) + unit * 8 - bo[1] - f.bitsize
+                            # DWARF 2/3: offset of the field's MSB from its storage unit's
+                            # MSB; bitpos counts from the LSB of the first byte on a
+                            # little-endian target, from the MSB on a big-endian one (GDB's
+                            # dwarf2_add_field): only the former needs the unit's size
+                            if self.d.byteorder == "big":
+                                f.bitpos = (bitpos or 0) + bo[1]
+                            else:
+                                bs = c.attrs.get(AT_byte_size)
+                                unit = bs[1] if bs is not None else strip_typedefs(ft).size
+                                f.bitpos = (bitpos or 0) + unit * 8 - bo[1] - f.bitsize
                 members.append(f)
         return bases + members
 

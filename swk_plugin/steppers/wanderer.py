@@ -149,7 +149,7 @@ class StepperWanderer(FrameStepper):
         """((slot, return address, tier), '') for the chosen candidate, or (None, why not)."""
         ps = self.process_state
         arch = ps.arch
-        ptr = arch.ptr_size
+        ptr, order = arch.ptr_size, arch.byteorder
         start = (frame.sp + ptr - 1) & -ptr
         words = SCAN_WORDS_TOP if (frame.is_top or frame.non_call) else SCAN_WORDS
         limit = start + words * ptr
@@ -175,7 +175,7 @@ class StepperWanderer(FrameStepper):
                 limit = addr + len(data)
                 n = len(data)
             for off in range(0, n - ptr + 1, ptr):
-                word = int.from_bytes(data[off:off + ptr], "little")
+                word = int.from_bytes(data[off:off + ptr], order)
                 if word > hi_code and strip is not None:
                     word = strip(word)          # a signed return address (pointer authentication)
                 if not lo_code <= word <= hi_code:

@@ -52,7 +52,7 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
     expression raises RuleError.  Failures computing other registers just leave
     them unrecovered.
     """
-    ptr_size = arch.ptr_size
+    ptr_size, order = arch.ptr_size, arch.byteorder
     mask = (1 << (ptr_size * 8)) - 1
 
     def load(addr):
@@ -64,10 +64,10 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
             raise MemoryReadError(addr, ptr_size, str(exc) or type(exc).__name__) from None
         if data is None or len(data) < ptr_size:
             raise MemoryReadError(addr, ptr_size, "short read")
-        return int.from_bytes(data[:ptr_size], "little")
+        return int.from_bytes(data[:ptr_size], order)
 
     def run(expr, initial, what):
-        return _run(expr, initial, what, regs, read_mem, ptr_size)
+        return _run(expr, initial, what, regs, read_mem, ptr_size, order)
 
     cfa = rule_cfa(rule, regs, read_mem, arch)
 
@@ -128,9 +128,10 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
     return UnwindResult(cfa, out, locs, ra, ra_undefined, undefined)
 
 
-def _run(expr, initial, what, regs, read_mem, ptr_size):
+def _run(expr, initial, what, regs, read_mem, ptr_size, byteorder):
     try:
-        res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size, initial_stack=initial)
+        res = evaluate(expr, read_reg=regs.get, read_mem=read_mem, ptr_size=ptr_size, initial_stack=initial,
+                       byteorder=byteorder)
     except ExprError as exc:
         raise RuleError(f"{what}: {exc}") from None
     if res.kind not in ("memory", "value"):
@@ -142,7 +143,7 @@ def rule_cfa(rule, regs, read_mem, arch):
     """The CFA ``rule`` gives with the frame's ``regs``; RuleError where it cannot."""
     crule = rule.cfa
     if crule.expr is not None:
-        return _run(crule.expr, (), "CFA expression", regs, read_mem, arch.ptr_size)
+        return _run(crule.expr, (), "CFA expression", regs, read_mem, arch.ptr_size, arch.byteorder)
     base = regs.get(crule.reg)
     if base is None:
         if crule.reg is None:

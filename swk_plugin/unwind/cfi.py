@@ -38,7 +38,7 @@ def _tables(module):
         try:
             tables.append(CfiTable.from_eh_frame(eh.data, eh.addr, hdr.data if hdr else None,
                                                  hdr.addr if hdr else None, ptr_size=module.ptr_size,
-                                                 renumber=renumber.get(True)))
+                                                 renumber=renumber.get(True), byteorder=module.byteorder))
         except (CfiError, BadFileError):   # unreadable CFI: the other steppers still work
             pass
     for mod in (module, _debug_file(module)):
@@ -48,7 +48,7 @@ def _tables(module):
         if df is not None and df.size:
             try:
                 tables.append(CfiTable.from_debug_frame(df.data, 0, ptr_size=module.ptr_size,
-                                                        renumber=renumber.get(False)))
+                                                        renumber=renumber.get(False), byteorder=mod.byteorder))
             except (CfiError, BadFileError):
                 pass
             break

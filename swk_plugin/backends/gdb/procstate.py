@@ -226,7 +226,7 @@ class GdbProcessState(ProcessState):
             except (gdb.error, RuntimeError, AttributeError):
                 handle = None
             if handle:
-                value = int.from_bytes(bytes(handle)[:self.arch.ptr_size], "little") or None
+                value = self.arch.unpack_pointer(bytes(handle)) or None
         return value
 
     # --- mappings ----------------------------------------------------------------------------
@@ -282,7 +282,7 @@ class GdbLibraryState(LibraryState):
         key = self._auxv_key()
         if self._auxv is not None and self._auxv[0] == key:
             return self._auxv[1]
-        vec = read_auxv(self.ps.inferior, self.ps.arch.ptr_size)
+        vec = read_auxv(self.ps.inferior, self.ps.arch)
         if vec is None:
             if TARGET.in_unwinder:
                 return {}
@@ -389,12 +389,12 @@ def core_file_path():
     return TARGET.core_path
 
 
-def read_auxv(inferior, ptr_size=8):
+def read_auxv(inferior, arch):
     """{AT_*: value} from /proc/PID/auxv (local process) or the loaded core, else None."""
     conn = inferior.connection
     kind = conn.type if conn is not None else None
     if kind == "native" and inferior.pid:
-        return read_proc_auxv(inferior.pid, ptr_size)
+        return read_proc_auxv(inferior.pid, arch.ptr_size, arch.byteorder)
     if kind == "core" and TARGET.core_path:
         try:
             with CoreFile(TARGET.core_path) as core:

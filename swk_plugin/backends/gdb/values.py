@@ -63,7 +63,7 @@ class GdbValuePrinter:
             target = base.target()
             if target.strip_typedefs().code not in _AGGREGATE or len(vv.data) != base.sizeof:
                 return None
-            referent = gdb.Value(int.from_bytes(vv.data, "little")).cast(target.pointer()).dereference()
+            referent = gdb.Value(int.from_bytes(vv.data, vv.byteorder)).cast(target.pointer()).dereference()
             if gdb.default_visualizer(referent) is None:
                 return None
             value = referent.reference_value() if base.code == gdb.TYPE_CODE_REF \

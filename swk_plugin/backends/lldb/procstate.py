@@ -149,7 +149,7 @@ class LldbProcessState(ProcessState):
 
     def read_thread_named_register(self, tid, name):
         data = register_bytes(self.sb_thread(tid).GetFrameAtIndex(0), name)
-        return int.from_bytes(data, "little") if data else None
+        return self.arch.unpack_int(data) if data else None
 
     # --- memory --------------------------------------------------------------------------
     def read_raw(self, addr, size):
