@@ -39,9 +39,6 @@ PENDING = pytest.mark.xfail(strict=True, reason="issue 26: architecture not yet 
 #: Cores of architectures swk claims that it walks short of eu-stack (issue 26 says every one
 #: walks completely): strict xfails naming what is missing, until swk walks them.
 SHORT = {
-    "testcore-rtlib": "swk stops at 0x80483d1 (a stack scan's guess) where eu-stack and gdb follow "
-                      "ebp to __libc_start_main's frame: FrameFuncStepper needs a prologue it cannot "
-                      "read (no executable in elfutils' tests)",
     "testfile_aarch64_core": "no executable nor libraries: eu-stack takes frame #0's caller from lr, "
                              "swk (and gdb) stop after #0",
     "testfile-x32-core": "no executable nor libraries: eu-stack follows rbp (= rsp at a pc whose code is "

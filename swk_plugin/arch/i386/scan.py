@@ -13,7 +13,10 @@ _ENDBR32 = b"\xf3\x0f\x1e\xfb"
 #: The longest call instruction (a prefix, ModRM, SIB, disp32): bytes after_call needs.
 CALL_LOOKBACK = 8
 
-I386 = Scanner(analysis.I386, _PROLOGUE_STARTS, _ENDBR32, CALL_LOOKBACK)
+#: push %ebp; mov %esp,%ebp (both encodings of the mov).
+_FRAME_SETUPS = (b"\x55\x89\xe5", b"\x55\x8b\xec")
+
+I386 = Scanner(analysis.I386, _PROLOGUE_STARTS, _ENDBR32, CALL_LOOKBACK, _FRAME_SETUPS)
 split_gap = I386.split_gap
 search_entries = I386.search_entries
 after_call = I386.after_call

@@ -30,9 +30,12 @@ class Scanner:
     instruction classes), the bytes a function's entry may start with, its endbr, and how
     many bytes the longest call instruction takes (arch/i386/scan.py makes i386's)."""
 
-    def __init__(self, isa, prologue_starts, endbr, call_lookback):
+    def __init__(self, isa, prologue_starts, endbr, call_lookback, frame_setups=()):
         self.isa, self.prologue_starts, self.endbr = isa, prologue_starts, endbr
         self.call_lookback = call_lookback
+        #: The full frame-pointer set-up (``push %rbp; mov %rsp,%rbp``): an entry at any byte,
+        #: where code built without -falign-functions (or by old compilers) puts functions.
+        self.frame_setups = frame_setups
 
 
     def split_gap(self, code, lo):
@@ -135,11 +138,28 @@ class Scanner:
         return False
 
 
+    def _candidates(self, code, lo, t):
+        """Offsets at or before t that may start a function, nearest first: every aligned one,
+        and every one (aligned or not) holding a whole frame-pointer set-up."""
+        aligned = range(t - (lo + t) % ENTRY_ALIGN, -1, -ENTRY_ALIGN)
+        if not self.frame_setups:
+            return aligned
+        unaligned = set()
+        for pattern in self.frame_setups:
+            end = t + len(pattern)
+            while True:
+                i = code.rfind(pattern, 0, end)
+                if i < 0:
+                    break
+                unaligned.add(i - len(self.endbr) if code.startswith(self.endbr, i - len(self.endbr)) else i)
+                end = i + len(pattern) - 1
+        return sorted(set(aligned) | {i for i in unaligned if 0 <= i <= t}, reverse=True)
+
     def search_entries(self, code, lo, pc, exact=True, region_start=None):
         """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
         t = pc - lo
         out = []
-        for i in range(t - (lo + t) % ENTRY_ALIGN, -1, -ENTRY_ALIGN):
+        for i in self._candidates(code, lo, t):
             if not self._looks_like_entry(code, i):
                 continue
             if (i == 0 and lo == region_start) or (i > 0 and self._ends_code(code, i)):
@@ -166,7 +186,7 @@ class Scanner:
         return False
 
 
-X86_64 = Scanner(_analysis.X86_64, _PROLOGUE_STARTS, _ENDBR64, CALL_LOOKBACK)
+X86_64 = Scanner(_analysis.X86_64, _PROLOGUE_STARTS, _ENDBR64, CALL_LOOKBACK, (b"\x55\x48\x89\xe5",))
 split_gap = X86_64.split_gap
 search_entries = X86_64.search_entries
 after_call = X86_64.after_call
