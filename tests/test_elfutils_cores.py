@@ -41,9 +41,6 @@ PENDING = pytest.mark.xfail(strict=True, reason="issue 26: architecture not yet 
 SHORT = {
     "testfile_aarch64_core": "no executable nor libraries: eu-stack takes frame #0's caller from lr, "
                              "swk (and gdb) stop after #0",
-    "testfile-x32-core": "no executable nor libraries: eu-stack follows rbp (= rsp at a pc whose code is "
-                         "not in the core) to libc; swk's FrameFuncStepper needs the prologue's code, and "
-                         "the stack scan takes a stale return address",
 }
 
 
