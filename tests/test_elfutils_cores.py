@@ -39,8 +39,6 @@ PENDING = pytest.mark.xfail(strict=True, reason="issue 26: architecture not yet 
 #: Cores of architectures swk claims that it walks short of eu-stack (issue 26 says every one
 #: walks completely): strict xfails naming what is missing, until swk walks them.
 SHORT = {
-    "testfile_aarch64_core": "no executable nor libraries: eu-stack takes frame #0's caller from lr, "
-                             "swk (and gdb) stop after #0",
 }
 
 

@@ -148,8 +148,11 @@ PROLOGUE = Kit(
     parse_prologue=REQUIRED,        # (code, start) -> a Prologue (.rule_at) or None
     is_return=REQUIRED,             # (code) -> whether code is a return
     EPILOGUE_READ=1,                # bytes read at a pc for epilogue_at / is_return
-    epilogue_at=None)               # (code, pc, function bounds) -> is_return's answer, where a
+    epilogue_at=None,               # (code, pc, function bounds) -> is_return's answer, where a
                                     # return is a sequence (AArch64's ldp; ret, or a tail call)
+    frame_record=None)              # the rule of a standard frame's body from its frame pointer
+                                    # alone, for code that cannot be read (GDB's i386 fallback,
+                                    # eu-stack's); None: not followed without its code
 
 #: analysis/ (the Analyzer, bounds): imported on first use.
 ANALYSIS = Kit(

@@ -9,8 +9,14 @@ pushed right after it live, so callers get their true values, and where a
 top frame stopped inside the prologue or at its return still keeps its
 return address.  The rule for each (pc, exact) is kept until the libraries
 change.
+
+Where the code at a pc cannot be read at all (a core without its program or
+libraries), no prologue can be checked: then the architecture's frame record
+(``arch.prologue.frame_record``) is followed if the frame pointer points at one
+in this stack — what GDB's i386 unwinder and eu-stack do there.
 """
 from ..errors import MemoryReadError, RuleError
+from ..rule import UnwindRule
 from ..stepper import FrameStepper, Gcf, PRIORITY_FRAMEFUNC
 from ..unwind.apply import caller_by_rule
 from ..unwind.cfi import cfi_covers
@@ -33,6 +39,7 @@ class FrameFuncStepper(FrameStepper):
     def __init__(self, walker=None):
         super().__init__(walker)
         self._memo = (None, None)     # (library cache, its memo by address): found once
+        self._leaf = None             # the rule of a frame whose return address is still in its register
 
     def prologue_for(self, addr):
         """The arch's Prologue of the function holding addr, or None (library lifetime)."""
@@ -65,17 +72,38 @@ class FrameFuncStepper(FrameStepper):
         return by_start.put(start, kit.parse_prologue(code, start) if code else None)
 
     def rule_for(self, frame):
-        """The UnwindRule for ``frame`` from its function's prologue, or None."""
+        """The UnwindRule for ``frame`` from its function's prologue (or, where its code cannot
+        be read, the architecture's frame record), or None."""
         exact = frame.is_top or frame.non_call
         pro = self.prologue_for(frame.ra if exact else frame.ra - 1)
         if pro is None:
-            return None
+            return self._unread_code_rule(frame.ra if exact else frame.ra - 1, exact)
         if not exact:
             return pro.body
         return pro.rule_at(frame.ra, True, self._at_return(frame.ra))
 
+    def _unread_code_rule(self, pc, exact):
+        """Where no byte of code at ``pc`` can be read, the frame record's rule — or, in a frame
+        stopped there whose calls leave the return address in a register, that register (the
+        function may not have saved it yet: eu-stack's first guess too); else None."""
+        arch = self.process_state.arch
+        kit = arch.prologue
+        if kit is None or kit.frame_record is None:
+            return None
+        try:
+            self.process_state.read_memory(pc, 1)
+        except MemoryReadError:
+            if exact and not arch.return_address_pushed:
+                if self._leaf is None:
+                    self._leaf = UnwindRule.at_cfa(arch.sp, 0, arch.ra, None)
+                return self._leaf
+            return kit.frame_record
+        return None
+
     def declines_at(self, pc, exact):
-        if self.process_state.arch.prologue is None or self.prologue_for(pc if exact else pc - 1) is None:
+        at = pc if exact else pc - 1
+        if self.process_state.arch.prologue is None or \
+                (self.prologue_for(at) is None and self._unread_code_rule(at, exact) is None):
             return "no standard frame-pointer prologue"
         return None
 
@@ -103,6 +131,11 @@ class FrameFuncStepper(FrameStepper):
             return Gcf.NOT_ME, "the prologue's rule has no return address"
         if caller.ra != 0 and not is_executable(ps, caller.ra):
             return Gcf.NOT_ME, f"return address 0x{caller.ra:x} is not in executable memory"
+        if caller.ra != 0 and (rule is self._leaf or rule is arch.prologue.frame_record):
+            # no code checked this frame: its caller must at least be a mapped file's code
+            region = ps.region_at(caller.ra)
+            if region is not None and not (region.name.startswith("/") or region.name == "[vdso]"):
+                return Gcf.NOT_ME, f"return address 0x{caller.ra:x} is not in a program or library"
         return Gcf.SUCCESS, caller
 
     def _at_return(self, pc):

@@ -203,3 +203,11 @@ def _tail_call(insn, addr, bounds, restored):
     if flow == a64.JUMP:
         return bounds is not None and bounds[1] is not None and not bounds[0] <= target < bounds[1]
     return flow == a64.IJUMP and R.ra in restored
+
+
+#: The frame record {x29, x30} that x29 points at, followed where the code cannot be read at
+#: all (eu-stack's fallback): the caller's x29 and x30 from it; the caller's sp is taken just
+#: above the record (GCC keeps the record at the bottom of a frame with locals, so this is a
+#: lower bound: only frames found the same way build on it).
+frame_record = UnwindRule(None, CfaRule(R.fp, 16), {R.fp: RegRule(OFFSET, -16), R.ra: RegRule(OFFSET, -8)},
+                          False, R.ra)

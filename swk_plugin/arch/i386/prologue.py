@@ -4,6 +4,7 @@ The same rules as x86-64's (arch/x86_64/prologue.py) with 4-byte slots: in the b
 the CFA is %ebp + 8, the return address at CFA-4 and the caller's %ebp at CFA-8;
 %ebx, %esi and %edi pushed right after the prologue sit just below it.
 """
+from ...rule import UnwindRule
 from ..x86_64.prologue import RET, READ_SIZE, FrameShape, Prologue  # noqa: F401 (re-exported)
 from . import registers as R
 
@@ -26,3 +27,7 @@ def parse_prologue(code, start):
 def is_return(code):
     """Whether ``code`` (bytes at a pc) starts with a return instruction."""
     return bool(code) and code[0] in RET
+
+
+#: The body of a standard frame where the code cannot be read (x86-64's, 4-byte slots).
+frame_record = UnwindRule.at_cfa(R.fp, 2 * R.ptr_size, R.ra, -R.ptr_size, {R.fp: -2 * R.ptr_size})

@@ -119,3 +119,9 @@ def parse_prologue(code, start):
 def is_return(code):
     """Whether ``code`` (bytes at a pc) starts with a return instruction."""
     return bool(code) and code[0] in RET
+
+
+#: The body of a standard frame, followed where the code cannot be read at all (a core without
+#: its program: GDB's i386 unwinder and eu-stack take the frame pointer then): CFA = fp + 2
+#: slots, the caller's fp below the return address.
+frame_record = UnwindRule.at_cfa(R.fp, 2 * R.ptr_size, R.ra, -R.ptr_size, {R.fp: -2 * R.ptr_size})
