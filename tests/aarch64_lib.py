@@ -87,21 +87,23 @@ def swk_cli(core: Path, exe: Path, extra: Sequence[str] = (), sysroot: bool = Tr
 VECTOR_DWARF = range(64, 96)
 
 
-def _needs_vector(ops) -> bool:
+def _needs_vector(ops, regs=None) -> bool:
+    regs = VECTOR_DWARF if regs is None else regs
     for op in ops:
         name = op.op_name
-        if name in ("DW_OP_regx", "DW_OP_bregx") and op.args and op.args[0] in VECTOR_DWARF:
+        if name in ("DW_OP_regx", "DW_OP_bregx") and op.args and op.args[0] in regs:
             return True
         for a in op.args:
-            if isinstance(a, list) and _needs_vector(a):
+            if isinstance(a, list) and _needs_vector(a, regs):
                 return True
     return False
 
 
-def vector_located(exe: Path, addr: int, function: str, var: str) -> bool:
+def vector_located(exe: Path, addr: int, function: str, var: str, regs=None) -> bool:
     """Whether the DWARF of ``exe`` locates ``var`` of ``function`` at the unbiased ``addr`` in
-    a vector register (v0-v31), directly or through an entry value: read with pyelftools,
-    independently of swk.  Such a value is one no back-end reads yet (issue 16)."""
+    a vector register (v0-v31; ``regs``: other DWARF numbers, e.g. Power's f0-f31), directly or
+    through an entry value: read with pyelftools, independently of swk.  Such a value is one a
+    core without FP notes (qemu's) does not hold."""
     from elftools.dwarf.dwarf_expr import DWARFExprParser
     from elftools.dwarf.locationlists import LocationEntry, LocationExpr, LocationParser
     from elftools.elf.elffile import ELFFile
@@ -125,7 +127,7 @@ def vector_located(exe: Path, addr: int, function: str, var: str) -> bool:
                     continue
                 loc = locparser.parse_from_attribute(die.attributes["DW_AT_location"], cu["version"], die)
                 if isinstance(loc, LocationExpr):
-                    if _needs_vector(expr_parser.parse_expr(loc.loc_expr)):
+                    if _needs_vector(expr_parser.parse_expr(loc.loc_expr), regs):
                         return True
                     continue
                 base = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
@@ -134,7 +136,7 @@ def vector_located(exe: Path, addr: int, function: str, var: str) -> bool:
                     if isinstance(e, LocationEntry):
                         lo, hi = (e.begin_offset, e.end_offset) if getattr(e, "is_absolute", False) else \
                             (base + e.begin_offset, base + e.end_offset)
-                        if lo <= addr < hi and _needs_vector(expr_parser.parse_expr(e.loc_expr)):
+                        if lo <= addr < hi and _needs_vector(expr_parser.parse_expr(e.loc_expr), regs):
                             return True
                     elif hasattr(e, "base_address"):
                         base = e.base_address

@@ -93,12 +93,14 @@ def _without_zero_bottom(walk: dict | None) -> dict | None:
 
 
 def session(case: CrossCase) -> C.GdbSession:
-    if case.id not in _SESSIONS:
+    """One gdb session per program (test_ppc64be.py's cases share these helpers: keyed by the
+    executable's name, which names the target)."""
+    if case.exe_name not in _SESSIONS:
         s = C.gdb_session(case)
         _without_zero_bottom(s.native)
         _without_zero_bottom(s.hooked)
-        _SESSIONS[case.id] = s
-    return _SESSIONS[case.id]
+        _SESSIONS[case.exe_name] = s
+    return _SESSIONS[case.exe_name]
 
 
 def _fail(msgs, context=""):
@@ -201,12 +203,12 @@ int main(void) {
 """
 
 
-def _toolchain_offsets(tmp_path) -> dict[str, int]:
+def _toolchain_offsets(tmp_path, target=TARGET) -> dict[str, int]:
     src = tmp_path / "offsets.c"
     src.write_text(_OFFSETS_C)
     exe = tmp_path / "offsets"
-    subprocess.run([TARGET.gcc, str(src), "-o", str(exe)], check=True, capture_output=True)
-    out = subprocess.run([*TARGET.qemu_argv, str(exe)], check=True, capture_output=True, text=True).stdout
+    subprocess.run([target.gcc, str(src), "-o", str(exe)], check=True, capture_output=True)
+    out = subprocess.run([*target.qemu_argv, str(exe)], check=True, capture_output=True, text=True).stdout
     return {k: int(v) for k, v in (line.split() for line in out.splitlines())}
 
 
@@ -228,10 +230,10 @@ def test_layouts_match_the_toolchain(tmp_path):
         (got["PT_NIP"], got["PT_CTR"], got["PT_LNK"], got["PT_XER"], got["PT_CCR"])
 
 
-def _functions(exe):
+def _functions(exe, target=TARGET):
     """{name: (start, end)} of the program's own functions (nm's symbol table)."""
     out = {}
-    nm = subprocess.run([TARGET.tool("nm"), "-S", "--defined-only", str(exe)], check=True, capture_output=True,
+    nm = subprocess.run([target.tool("nm"), "-S", "--defined-only", str(exe)], check=True, capture_output=True,
                         text=True).stdout
     for line in nm.splitlines():
         parts = line.split()
@@ -323,10 +325,10 @@ def _lldb_output(case: CrossCase) -> str:
     choice = S.lldb()
     if choice.path is None:
         pytest.skip(choice.problem)
-    if case.id not in _LLDB:
+    if case.exe_name not in _LLDB:
         stop_pc = T.pcs(session(case).native[1])[0] if any(c.startswith("break ") for c in case.pre) else None
-        _LLDB[case.id] = C.lldb_session(case, choice.path, stop_pc=stop_pc)
-    return _LLDB[case.id]
+        _LLDB[case.exe_name] = C.lldb_session(case, choice.path, stop_pc=stop_pc)
+    return _LLDB[case.exe_name]
 
 
 @pytest.mark.swk
@@ -359,10 +361,10 @@ def _text(exe):
     return text["sh_addr"], exe.read_bytes()[text["sh_offset"]:text["sh_offset"] + text["sh_size"]]
 
 
-def _all_functions(exe):
+def _all_functions(exe, target=TARGET):
     """{name: (start, end)} of every sized function symbol (nm)."""
     out = {}
-    nm = subprocess.run([TARGET.tool("nm"), "-S", "--defined-only", str(exe)], check=True, capture_output=True,
+    nm = subprocess.run([target.tool("nm"), "-S", "--defined-only", str(exe)], check=True, capture_output=True,
                         text=True).stdout
     for line in nm.splitlines():
         parts = line.split()
@@ -408,3 +410,75 @@ def test_analysis_agrees_with_gcc_cfi(cid):
             lr_saved += arch.ra in mine
             checked += 1
     assert checked > 20 and lr_saved
+
+
+# --------------------------------------------------------------------------
+# locals: every value gdb prints, swk prints the same (Power's registers: arguments in r3-r10,
+# callee-saved r14-r31, the CFA from r1 or the back chain)
+# --------------------------------------------------------------------------
+
+import locals_cases as LC  # noqa: E402
+
+LOCALS = [CrossCase(f"locals-{c.id.removeprefix('locals-')}", (c.src,), c.cflags, {}, pre=c.pre, target=TARGET)
+          for c in LC.LOCALS_CASES if not c.m32]
+_LOCALS_RUNS: dict[str, tuple] = {}
+
+
+def _locals_run(case: CrossCase):
+    if case.id not in _LOCALS_RUNS:
+        s = C.gdb_session(case, extra=[*LC.GDB_SETTINGS, "info auxv", *LC.dump_commands()], swk_cmd=LC.SWK_FULL_JSON)
+        _LOCALS_RUNS[case.id] = (LC.parse_dump(s.output), s)
+    return _LOCALS_RUNS[case.id]
+
+
+#: Values swk prints as <optimized out> on qemu's cores because DWARF keeps them in a
+#: floating-point register and qemu-ppc64le's cores hold no FP state (NT_PRSTATUS, NT_PRPSINFO,
+#: NT_AUXV only); live, through GDB, swk reads f0-f31 and must print them.
+_UNREAD = re.compile(r"^#(\d+) (.+) (args|locals) (\S+): swk says <optimized out>, gdb ")
+_FPRS = range(32, 64)
+
+
+def _unread_fp_values(case, s, gdb_frames, errs):
+    """``errs`` without those of values DWARF puts in f0-f31 at the frame's pc (read with
+    pyelftools, independently of swk)."""
+    import aarch64_lib
+    bias = C.load_bias(s.output, case.exe())
+    by_level = {g.level: g for g in gdb_frames}
+    keep = []
+    for e in errs:
+        m = _UNREAD.match(e)
+        g = by_level.get(int(m.group(1))) if m else None
+        if m and bias is not None and g is not None and g.pc is not None:
+            addr = g.pc - bias - (1 if g.level > 0 else 0)
+            if aarch64_lib.vector_located(case.exe(), addr, g.function, m.group(4), regs=_FPRS):
+                continue
+        keep.append(e)
+    return keep
+
+
+def _one_thread(swk_threads, out):
+    if not swk_threads or len(swk_threads) != 1:
+        _fail(["swk printed no (or more than one) thread"], out)
+    return swk_threads[0].get("frames") or []
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", ["live", "cli-core"])
+@pytest.mark.parametrize("case", LOCALS, ids=_ids(LOCALS))
+def test_locals(case, mode):
+    gdb_frames, s = _locals_run(case)
+    lc = next(c for c in LC.LOCALS_CASES if c.src == case.srcs[0] and c.cflags == case.cflags)
+    chain = [(T.strip_params(f.function), f.type) for f in gdb_frames]
+    if chain != list(lc.chain):
+        _fail([f"gdb's chain {chain} != the locals corpus' {list(lc.chain)}"])
+    if mode == "live":
+        frames = _one_thread(s.swk, s.output)
+        errs = LC.compare_locals(gdb_frames, frames, exact_count=True)
+    else:
+        if s.core is None:
+            _fail(["qemu wrote no core"], s.output)
+        swk, out, _rc = C.swk_cli(TARGET, s.core, case.exe(), extra=["--full"])
+        frames = _one_thread(swk, out)
+        errs = _unread_fp_values(case, s, gdb_frames, LC.compare_locals(gdb_frames, frames, exact_count=False))
+    if errs:
+        _fail(errs, "gdb:\n" + LC.format_gdb_frames(gdb_frames) + "\n--- swk ---\n" + LC.format_swk_frames(frames))

@@ -29,6 +29,8 @@ Facts (class attributes; the default, who reads them):
 ``sysroots``                () (linux/sysroot, linux/coredump, gdb back-end)
 ``long_double_format``      "x87" (locals/scopes)
 ``cfi_renumber``            {} (unwind/cfi)
+``cfi_undefined``           frozenset() (unwind/cfi: registers a caller loses without a CFI rule)
+``function_descriptors``    None (elf/symbols: the section of ELFv1's function descriptors)
 
 Methods (their defaults below): reg_name, reg_number, reg_size (procstate, format, display,
 locals); fp_register_name, fp_register_number, register_value (procstate, locals/frames);
@@ -247,6 +249,14 @@ class Architecture:
     #: {True (.eh_frame) / False (.debug_frame): {column as written: DWARF number}}, where a
     #: producer numbers some registers its own way in CFI (GCC's .eh_frame on Power).
     cfi_renumber = {}
+    #: Registers GDB's DWARF unwinder takes as undefined in a caller wherever the CFI gives no
+    #: rule for them (its gdbarch's dwarf2 init_reg: Power's volatile registers), so values there
+    #: print as <optimized out>, not as the callee's; empty where they keep the callee's value.
+    cfi_undefined = frozenset()
+    #: The section holding function descriptors (Power ELFv1's ``.opd``), where a function
+    #: symbol's value is its descriptor's address and the descriptor's first word its code's;
+    #: None where a function symbol is its code's address.
+    function_descriptors = None
 
     def __init_subclass__(cls, **kwargs):
         """Each kit module seen through its Kit; a missing required kit fails here, at import."""

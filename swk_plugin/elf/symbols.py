@@ -13,6 +13,12 @@ linkage-name) order, preferring a global function over an otherwise identical
 other symbol; a sized symbol covers [value, value+size); a size-0 symbol covers
 everything up to the next symbol of its section.  Symbol tables are parsed with
 ``struct`` straight from the section bytes (no per-symbol pyelftools objects).
+
+Where a function symbol's value is the address of a function descriptor (Power ELFv1's
+.opd: ``Architecture.function_descriptors``), the symbol is also put at the code the
+descriptor enters, in the section holding that code, as GDB's minimal symbols of BFD's
+synthetic ones are: pcs name their functions, and a function's text symbol compares with
+its entry pc; the descriptor's own symbol stays a data symbol (a function pointer's value).
 """
 import bisect
 import operator
@@ -231,15 +237,56 @@ def _versym(module, shdrs):
     return None
 
 
-def _plt_symbols(module, shdrs, dyn_names):
+def _architecture(module):
+    """The module's Architecture (machine, class and byte order), or None."""
+    try:
+        return from_elf_machine(module.machine, module.elfclass, module.byteorder)
+    except UnsupportedArchitecture:
+        return None
+
+
+def _descriptors(module, shdrs, arch):
+    """A function adding to rows of symbols a text symbol at the code each function
+    descriptor's first word enters, for the function symbols in the architecture's descriptor
+    section (read from the module's own section: a separate debug file's is SHT_NOBITS), or
+    None where there are no descriptors."""
+    name = arch.function_descriptors if arch is not None else None
+    sec = next((h for h in shdrs if h[0] == name and h[1] != "SHT_NOBITS"), None) if name else None
+    if sec is None:
+        return None
+    try:
+        data = _read(module, sec[5], sec[4])
+    except BadFileError:
+        return None
+    lo, width, order = sec[3], module.ptr_size, module.byteorder
+    code = sorted((h[3], h[3] + h[4], h[0]) for h in shdrs
+                  if h[2] & SHF_EXECINSTR and h[2] & SHF_ALLOC and h[4] > 0 and h[1] != "SHT_NOBITS")
+    starts = [c[0] for c in code]
+
+    def at_code(rows):
+        out = list(rows)
+        for row in rows:
+            off = row[0] - lo
+            if row[7] != name or row[5] not in ("func", "ifunc") or not 0 <= off <= len(data) - width:
+                continue
+            entry = int.from_bytes(data[off:off + width], order)
+            i = bisect.bisect_right(starts, entry) - 1
+            if i < 0 or entry >= code[i][1]:
+                continue                    # not a descriptor of code here
+            sec_name = code[i][2]
+            binding, kind = row[6], row[5]
+            mst = "file_text" if binding == "local" else ("ifunc" if kind == "ifunc" else "text")
+            out.append((entry, row[1], row[2], (sec_name, code[i][0]), mst, kind, binding, sec_name, *row[8:]))
+        return out
+    return at_code
+
+
+def _plt_symbols(module, shdrs, dyn_names, arch):
     """GDB-style synthetic "NAME@plt" symbols (size 0) for PLT entries; what an entry looks
     like is the architecture's (``arch.calls``)."""
-    if not dyn_names:
+    if not dyn_names or arch is None:
         return []
-    try:
-        plt = from_elf_machine(module.machine).calls
-    except UnsupportedArchitecture:
-        return []
+    plt = arch.calls
     if plt is None:
         return []
     is64 = module.elfclass == 64
@@ -431,10 +478,14 @@ class SymbolTable:
         main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
         dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
         main.extend(dyn)
+        arch = _architecture(module)
         try:
-            main.extend(_plt_symbols(module, shdrs, dyn_names))
+            main.extend(_plt_symbols(module, shdrs, dyn_names, arch))
         except (BadFileError, struct.error, ValueError, IndexError):
             pass
+        at_code = _descriptors(module, shdrs, arch)
+        if at_code is not None:
+            main = at_code(main)
         debug = []
         try:
             dbg = attach_debug_file(module)
@@ -445,6 +496,8 @@ class SymbolTable:
                 debug, _ = _parse_symtab(dbg, _section_headers(dbg), ".symtab")
             except BadFileError:
                 debug = []
+            if at_code is not None:
+                debug = at_code(debug)
         sections = []
         for name, stype, flags, addr, size, _off, _link, _ent in shdrs:
             if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:

@@ -9,6 +9,7 @@ from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..dwarf.cfi import CfiError, CfiTable
 from ..elf.debugfile import attach_debug_file
 from ..errors import BadFileError
+from ..rule import RULE_UNDEFINED, UnwindRule
 from .modules import module_at
 
 #: Rules remembered per module (a memo: it starts over past this many pcs).
@@ -20,13 +21,43 @@ def module_cfi(module):
     return module.cache.value("cfi", lambda: _tables(module))
 
 
+def _architecture(module):
+    """The module's Architecture (by machine, class and byte order), or None."""
+    try:
+        return from_elf_machine(module.machine, module.elfclass, module.byteorder)
+    except UnsupportedArchitecture:
+        return None
+
+
 def _renumbering(module):
     """{is .eh_frame: {column: DWARF number}} of the module's architecture (Power's GCC
     numbers some registers its own way in CFI), or {}."""
-    try:
-        return from_elf_machine(module.machine).cfi_renumber
-    except UnsupportedArchitecture:
-        return {}
+    arch = _architecture(module)
+    return arch.cfi_renumber if arch is not None else {}
+
+
+def _with_undefined(module, rule):
+    """``rule`` with the architecture's ``cfi_undefined`` registers it gives no rule for marked
+    undefined (Power: the volatile registers, as GDB's DWARF unwinder takes them), shared per
+    rule; ``rule`` itself where the architecture has none."""
+    undefined = module.cache.value("cfi-undefined", lambda: _undefined_of(module))
+    if not undefined:
+        return rule
+    memo = module.cache.memo("cfi-undefined-rules", RULES_PER_MODULE)
+    key = id(rule)
+    got = memo.get(key)
+    if got is None or got[0] is not rule:
+        regs = dict(rule.regs)
+        for r in undefined:
+            regs.setdefault(r, RULE_UNDEFINED)
+        got = memo.put(key, (rule, UnwindRule(rule.address, rule.cfa, regs, rule.signal_frame, rule.ra_reg,
+                                               rule.ra_signed)))
+    return got[1]
+
+
+def _undefined_of(module):
+    arch = _architecture(module)
+    return arch.cfi_undefined if arch is not None else frozenset()
 
 
 def _tables(module):
@@ -87,7 +118,7 @@ def _rule_at(module, addr):
         key = (fde.pc_begin, not table.is_eh)
         if best_key is None or key > best_key:
             best, best_key = rule, key
-    return best
+    return _with_undefined(module, best) if best is not None else None
 
 
 def cfi_function_start(module, addr):

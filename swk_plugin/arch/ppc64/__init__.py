@@ -9,7 +9,10 @@ prologue.py   the back chain and the lr save slot as unwind rules (prologue, bod
 analysis.py   stack heights without CFI: the Power decoder of arch/dataflow.py
 scan.py       function entries in raw code; the CFA of a return address found on the stack
 regsets.py    pt_regs: the general-register layout of NT_PRSTATUS and ptrace
+elfv1/        big-endian Power-64 (ELFv1): these kits on big-endian words, function descriptors
 """
+import struct
+
 from ..base import Architecture, lazy_module
 from . import calls, prologue, registers, regsets, signal
 
@@ -52,9 +55,24 @@ class Ppc64le(Architecture):
     tls_variant = 1
     #: GCC's .eh_frame numbers lr, ctr, cr and the vector registers its own way.
     cfi_renumber = registers.CFI_RENUMBER
+    #: r0, r3-r12 and f0-f13 are volatile: GDB's DWARF unwinder (ppc_dwarf2_frame_init_reg)
+    #: takes them as undefined in every caller the CFI says nothing of.
+    cfi_undefined = registers.VOLATILE
 
     def reg_size(self, regno):
         return registers.reg_size(regno)
+
+    def register_value(self, regno, raw, float_size=None):
+        """A float in a floating-point register is held there as a double (the FPRs have one
+        format): converted to 4 bytes, as GDB's rs6000_register_to_value does."""
+        if float_size == 4 and registers.F0 <= regno < registers.F0 + registers.NUM_F and len(raw) == 8:
+            fmt = "<" if self.byteorder == "little" else ">"
+            value = struct.unpack(fmt + "d", raw)[0]
+            try:
+                return struct.pack(fmt + "f", value)
+            except OverflowError:                   # beyond a float's range: infinite, as C's cast
+                return struct.pack(fmt + "f", value * float("inf"))
+        return raw
 
     def gdb_name(self, regno):
         return registers.GDB_NAMES.get(regno) or (

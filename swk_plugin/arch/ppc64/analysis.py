@@ -14,14 +14,15 @@ each instruction word does, in the engine's vocabulary of effects.  What Power b
   ``stdu``); ``ld rN,d(r1)`` restores it; ``mtlr r0`` puts the return address back in lr, whose
   slot still holds it (GCC's CFI keeps saying so up to the ``blr``).
 
-Instruction words are decoded here (every 4-aligned word is an instruction; ppc.py has the
-forms); control flow is ppc.branch's.
+Instruction words are decoded here (every 4-aligned word is an instruction, in the code's
+byte order: ``order``; ppc.py has the forms); control flow is ppc.branch's.
 """
 from .. import dataflow as D
 from ..dataflow import MAX_CODE  # noqa: F401 (re-exported)
 from ..heights import NOT_REACHED, AnalysisError, FunctionAnalysis, StackHeight  # noqa: F401 (re-exported)
 from . import ppc
 from . import registers as R
+from .ppc import LITTLE
 
 #: X-form (primary opcode 31) stores: bits 21-25 are a source there, not a target.
 _X_STORES = frozenset({149, 181, 151, 183, 215, 247, 407, 439, 150, 214, 662, 918, 660, 663, 695, 727, 759,
@@ -113,22 +114,23 @@ def effects(insn, savable):
 
 class Power(D.InstructionSet):
     """Power-64 for the engine: r1 the stack pointer, r31 the frame pointer when GCC keeps one,
-    lr the return address, r14-r31 callee-saved."""
+    lr the return address, r14-r31 callee-saved; words in byte order ``order``."""
 
-    def __init__(self):
+    def __init__(self, order=LITTLE):
         super().__init__(R, R.CALLEE_SAVED - {R.toc}, ra_on_stack=False, align=4, noreturn_by_clash=False)
+        self.order = order
         self.by_word = {}
 
     def decode(self, data, addr, known):
         by_word = self.by_word
         if len(by_word) > 200_000:
             by_word.clear()
-        savable = self.savable
+        savable, order = self.savable, self.order
         for i in range(0, len(data) // 4 * 4, 4):
             a = addr + i
             ins = known.get(a)
             if ins is None:
-                w = ppc.word(data, i)
+                w = ppc.word(data, i, order)
                 eff = by_word.get(w)
                 if eff is None:
                     eff = by_word[w] = effects(w, savable)
@@ -141,11 +143,12 @@ class Power(D.InstructionSet):
             yield a, ins
 
 
-_POWER = Power()
-ENTRY = _POWER.entry
+#: One decoder per byte order (each keeps its words' effects).
+_POWER = {order: Power(order) for order in (ppc.LITTLE, ppc.BIG)}
+ENTRY = _POWER[LITTLE].entry
 
 
-def analyze(read, start, end=None, follow=None, noreturn=None, hi=None):
+def analyze(read, start, end=None, follow=None, noreturn=None, hi=None, order=LITTLE):
     """Analyse the function entered at ``start``; return its FunctionAnalysis (see
     arch/dataflow.InstructionSet.analyze for the arguments).  Raises AnalysisError."""
-    return _POWER.analyze(read, start, end, follow, noreturn, hi)
+    return _POWER[order].analyze(read, start, end, follow, noreturn, hi)

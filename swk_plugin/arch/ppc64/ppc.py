@@ -1,5 +1,12 @@
 """The few Power instruction words swk decodes itself (frame set-up and tear-down), from
-the Power ISA's D-, DS-, X- and XFX-forms.  Little-endian words (ppc64le)."""
+the Power ISA's D-, DS-, X- and XFX-forms.
+
+An instruction is one 32-bit word in the program's byte order: little-endian under ELFv2
+(ppc64le), big-endian under ELFv1 (ppc64).  Every kit reading code takes that ``order``
+(LITTLE by default; arch/ppc64/elfv1/ passes BIG) and reads words through ``word``: the
+decoders below see the same word either way."""
+
+LITTLE, BIG = "little", "big"
 
 MFLR_R0 = 0x7c0802a6
 MTLR_R0 = 0x7c0803a6
@@ -8,8 +15,19 @@ MR_R31_R1 = 0x7c3f0b78          # or r31,r1,r1
 MR_R1_R31 = 0x7fe1fb78          # or r1,r31,r31
 
 
-def word(code, i=0):
-    return int.from_bytes(code[i:i + 4], "little")
+def word(code, i=0, order=LITTLE):
+    """The instruction word at ``code[i:i+4]``."""
+    return int.from_bytes(code[i:i + 4], order)
+
+
+def words(code, order=LITTLE):
+    """Every whole instruction word of ``code``, in order."""
+    return [int.from_bytes(code[i:i + 4], order) for i in range(0, len(code) // 4 * 4, 4)]
+
+
+def encode(insns, order=LITTLE):
+    """The bytes of the instruction words ``insns`` (a pattern to match code against)."""
+    return b"".join(w.to_bytes(4, order) for w in insns)
 
 
 def simm16(insn):

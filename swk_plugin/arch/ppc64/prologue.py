@@ -10,10 +10,12 @@ GCC's prologue (after ELFv2's global-entry ``addis r2,r12 / addi r2,r2``)::
 A top frame may be stopped inside it (lr not yet saved, r1 not yet moved) or in the
 epilogue (``ld r0,N+16(r1); mtlr r0; addi r1,r1,N; blr``, or ``ld r1,0(r1)``):
 ``epilogue_at`` reads the code from the pc to the ``blr`` and says where the frame is.
+ELFv1 (elfv1/prologue.py) has no global entry: the same code in big-endian words.
 """
 from ...rule import OFFSET, REGISTER, CfaRule, RegRule, UnwindRule
 from . import ppc
 from . import registers as R
+from .ppc import LITTLE
 
 #: Bytes to read at a function's entry to parse its prologue (16 instructions).
 READ_SIZE = 64
@@ -68,9 +70,10 @@ class Prologue:
         return f"<Prologue 0x{self.start:x} body 0x{self.body_at:x} frame {self.size} saved {self.saved}>"
 
 
-def parse_prologue(code, start):
-    """A Prologue if ``code`` (bytes at ``start``) allocates a frame with ``stdu r1``
-    after saving lr, else None (a leaf keeps no frame: its caller is in lr)."""
+def parse_prologue(code, start, order=LITTLE):
+    """A Prologue if ``code`` (bytes at ``start``, words in byte order ``order``) allocates
+    a frame with ``stdu r1`` after saving lr, else None (a leaf keeps no frame: its caller
+    is in lr)."""
     h = 0                       # CFA - r1
     saved = {}
     lr_in_r0 = False
@@ -78,7 +81,7 @@ def parse_prologue(code, start):
     n = len(code) // 4
     for i in range(n):
         addr = start + 4 * i
-        insn = ppc.word(code, 4 * i)
+        insn = ppc.word(code, 4 * i, order)
         rows[addr] = _rule(CfaRule(R.sp, h), saved, 0 if lr_in_r0 and R.lr not in saved else None)
         if i < 2 and ppc.is_toc_setup(insn):
             continue
@@ -105,14 +108,14 @@ def parse_prologue(code, start):
     return None
 
 
-def is_return(code):
-    return epilogue_at(code, None, None)
+def is_return(code, order=LITTLE):
+    return epilogue_at(code, None, None, order)
 
 
-def epilogue_at(code, pc, bounds):
+def epilogue_at(code, pc, bounds, order=LITTLE):
     """An Epilogue when the code at a pc runs straight to ``blr`` through restores and r1
     adjustments only, else None."""
-    insns = [ppc.word(code, i) for i in range(0, len(code) // 4 * 4, 4)]
+    insns = ppc.words(code, order)
     adds = 0                    # how far r1 moves up before the blr
     chain = False               # r1 reloaded from the back chain ahead
     lr_from = None              # ("mem", offset from r1 now) or ("r0",) once mtlr r0 is ahead

@@ -60,6 +60,8 @@ CFI_RENUMBER = {True: EH_FRAME_NUMBERS, False: {65: lr}}
 #: too: GDB's CFI unwinder leaves it unchanged in a caller unless a rule says otherwise (a
 #: call through a PLT stub saves it in its caller's frame and restores it after).
 CALLEE_SAVED = frozenset(range(14, 32)) | {toc}
+#: The ABI's volatile registers a caller cannot get back: r0, r3-r12, f0-f13.
+VOLATILE = frozenset({0, *range(3, 13), *range(F0, F0 + 14)})
 
 
 def reg_size(regno):

@@ -50,9 +50,14 @@ def thread_pointer(regs, notes):
     return regs.get(registers.tp)
 
 
-REGSETS = UserRegsetView(
-    USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
-    prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO, nslots=NGREG,
-    widths={"cr": 4},                       # a 32-bit register in a 64-bit slot
-    ptrace_notes=((NT_FPREGSET, FPREGSET_SIZE), (NT_PPC_VMX, VMX_SIZE)),
-    fp_notes=unpack_fp_notes, tls=thread_pointer)
+def regset_view(byteorder):
+    """The register sets of a Power-64 target of ``byteorder`` (one layout, both ABIs)."""
+    return UserRegsetView(
+        USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
+        prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO, nslots=NGREG, byteorder=byteorder,
+        widths={"cr": 4},                   # a 32-bit register in a 64-bit slot
+        ptrace_notes=((NT_FPREGSET, FPREGSET_SIZE), (NT_PPC_VMX, VMX_SIZE)),
+        fp_notes=unpack_fp_notes, tls=thread_pointer)
+
+
+REGSETS = regset_view("little")

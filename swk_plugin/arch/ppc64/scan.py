@@ -6,10 +6,14 @@ ELFv2's global entry (``addis r2,r12,…``) or a prologue's ``mflr r0`` / ``stdu
 
 ``scan_cfa``: a return address found on the stack lies in an lr save slot, 16 bytes
 above the caller's r1, which is the callee's CFA (and holds the back chain).
+
+``order``: the byte order of the code's words (ppc.py).  ELFv1's code has no global entry:
+its entries are the prologues'.
 """
 from bisect import bisect_right
 
 from . import ppc
+from .ppc import LITTLE
 
 MAX_SEARCH_CANDIDATES = 8
 ENTRY_ALIGN = 4
@@ -17,15 +21,11 @@ CALL_LOOKBACK = 4
 LR_SAVE = 16
 
 
-def _words(code):
-    return [ppc.word(code, i) for i in range(0, len(code) // 4 * 4, 4)]
-
-
-def split_gap(code, lo):
+def split_gap(code, lo, order=LITTLE):
     """Function starts in the CFI-less code ``code`` found at ``lo``, sorted: the first
     non-padding word, every direct call target, and the code after a blr/b and its padding
     unless a branch between other code crosses that point."""
-    words = _words(code)
+    words = ppc.words(code, order)
     hi = lo + 4 * len(words)
     strong, weak, edges = set(), set(), []
     first, after_stop = True, False
@@ -72,15 +72,15 @@ def _ends_code(insn):
     return ppc.is_padding(insn) or flow in (ppc.STOP, ppc.JUMP)
 
 
-def search_entries(code, lo, pc, exact=True, region_start=None):
+def search_entries(code, lo, pc, exact=True, region_start=None, order=LITTLE):
     """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
     out = []
     t = (pc - lo) & -4
     for i in range(t, -1, -4):
-        insn = ppc.word(code, i)
+        insn = ppc.word(code, i, order)
         if not looks_like_entry(insn):
             continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(ppc.word(code, i - 4))):
+        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(ppc.word(code, i - 4, order))):
             out.append(lo + i)
             if len(out) >= MAX_SEARCH_CANDIDATES:
                 break
@@ -89,11 +89,11 @@ def search_entries(code, lo, pc, exact=True, region_start=None):
     return out
 
 
-def after_call(code):
+def after_call(code, order=LITTLE):
     """Whether ``code`` (the CALL_LOOKBACK bytes before an address) ends with a call."""
     if len(code) < 4:
         return False
-    return ppc.branch(ppc.word(code, len(code) - 4), 0)[0] == ppc.CALL
+    return ppc.branch(ppc.word(code, len(code) - 4, order), 0)[0] == ppc.CALL
 
 
 def scan_cfa(slot, read_pointer, ptr_size=8):

@@ -22,24 +22,36 @@ interrupted r1, with lr at the sigreturn trampoline:
 GDB 13 knows only the kernel's, so it stops at qemu's trampoline; swk tells them apart by
 their code (each kind's offset) and checks the sigcontext's ``regs`` pointer, which points
 at its own gp_regs.
+
+Big-endian ELFv1 (elfv1/signal.py) has the same frames, trampolines and offsets (measured
+under qemu-ppc64 as under qemu-ppc64le: the ucontext 144 bytes above the handler's sp, lr
+at ``li r0,172; sc`` in a page of its own); only the trampolines' words are big-endian,
+so the functions below take the code's byte order (``order``, ppc.py).
 """
 from ...rule import UnwindRule
 from . import registers, regsets
+from .ppc import BIG, LITTLE, encode
 
 NR_RT_SIGRETURN = 172
 _ADDI_R1_128 = 0x38210080
 _LI_R0 = 0x38000000 | NR_RT_SIGRETURN
 _SC = 0x44000002
+_KERNEL_WORDS = (_ADDI_R1_128, _LI_R0, _SC)
+_QEMU_WORDS = (_LI_R0, _SC)
 
-
-def _code(*words):
-    return b"".join(w.to_bytes(4, "little") for w in words)
-
-
-KERNEL_TRAMPOLINE = _code(_ADDI_R1_128, _LI_R0, _SC)
-QEMU_TRAMPOLINE = _code(_LI_R0, _SC)
+KERNEL_TRAMPOLINE = encode(_KERNEL_WORDS)
+QEMU_TRAMPOLINE = encode(_QEMU_WORDS)
 #: Each trampoline's code and where its ``sc`` sits (a frame stopped there is one too).
 TRAMPOLINES = ((KERNEL_TRAMPOLINE, 8), (QEMU_TRAMPOLINE, 4))
+#: (kernel's code, qemu's code, TRAMPOLINES) in each byte order.
+_BY_ORDER = {LITTLE: (KERNEL_TRAMPOLINE, QEMU_TRAMPOLINE, TRAMPOLINES)}
+_BY_ORDER[BIG] = (encode(_KERNEL_WORDS, BIG), encode(_QEMU_WORDS, BIG),
+                  ((encode(_KERNEL_WORDS, BIG), 8), (encode(_QEMU_WORDS, BIG), 4)))
+
+
+def trampolines(order=LITTLE):
+    """TRAMPOLINES with words in byte order ``order``."""
+    return _BY_ORDER[order][2]
 #: Symbol names of trampolines (the vDSO's).
 TRAMPOLINE_NAMES = frozenset({"__kernel_sigtramp_rt64", "__kernel_start_sigtramp_rt64"})
 
@@ -86,38 +98,39 @@ QEMU = _SignalFrame("qemu-user", SIGNAL_FRAMESIZE + 16)
 rule_at = None
 
 
-def frame_kind(code_at, pc, exact, name=None):
+def frame_kind(code_at, pc, exact, name=None, order=LITTLE):
     """The _SignalFrame of a trampoline frame at ``pc`` (``exact``: stopped there, not
     returned to), or None.  ``name()``: the pc's symbol, for a trampoline known by name only."""
+    kernel, qemu, _all = _BY_ORDER[order]
     for start in ((pc, pc - 4, pc - 8) if exact else (pc,)):
-        if code_at(start, len(KERNEL_TRAMPOLINE)) == KERNEL_TRAMPOLINE:
+        if code_at(start, len(kernel)) == kernel:
             return KERNEL if start == pc else KERNEL_POPPED
-        if start >= pc - 4 and code_at(start, len(QEMU_TRAMPOLINE)) == QEMU_TRAMPOLINE:
+        if start >= pc - 4 and code_at(start, len(qemu)) == qemu:
             return QEMU
     if name is not None and (name() or "").split("@", 1)[0] in TRAMPOLINE_NAMES:
         return KERNEL
     return None
 
 
-def trampoline_start(code_at, pc, exact):
+def trampoline_start(code_at, pc, exact, order=LITTLE):
     """The trampoline's start address if ``pc`` is in one, else None (``code_at(addr, n)``
     gives n bytes or None)."""
-    for code, sc_at in TRAMPOLINES:
+    for code, sc_at in _BY_ORDER[order][2]:
         for start in (range(pc, pc - sc_at - 1, -4) if exact else (pc,)):
             if code_at(start, len(code)) == code:
                 return start
     return None
 
 
-def is_trampoline_code(code):
+def is_trampoline_code(code, order=LITTLE):
     """Whether ``code`` (bytes at an address) starts a sigreturn trampoline."""
-    return any(code.startswith(pattern) for pattern, _sc_at in TRAMPOLINES)
+    return any(code.startswith(pattern) for pattern, _sc_at in _BY_ORDER[order][2])
 
 
-def gdb_knows(code):
-    """GDB 13 matches the kernel's trampoline by its code (ppc64_linux_sigaction_tramp_frame),
-    never qemu-user's."""
-    return code.startswith(KERNEL_TRAMPOLINE)
+def gdb_knows(code, order=LITTLE):
+    """GDB 13 matches the kernel's trampoline by its code (ppc64_linux_sigaction_tramp_frame,
+    words in the target's byte order), never qemu-user's."""
+    return code.startswith(_BY_ORDER[order][0])
 
 
 def fp_registers(read_mem, sc):

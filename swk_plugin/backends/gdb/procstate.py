@@ -9,7 +9,7 @@ import re
 
 import gdb
 
-from ...arch import get_architecture, host_architecture
+from ...arch import from_elf_machine, get_architecture, host_architecture
 from ...errors import MemoryReadError, NoProcessError, RegisterError, ThreadStateError
 from ...linux import linkmap
 from ...linux.auxv import read_proc_auxv
@@ -35,6 +35,18 @@ def arch_name(inferior):
         return None
 
 
+def architecture(gdb_arch):
+    """swk's Architecture of a gdb.Architecture: by its name, and by its byte order where one
+    name is two of swk's (``powerpc:common64``: ppc64le and big-endian ppc64).  GDB 13 names no
+    byte order, but reads an integer from bytes in the architecture's own."""
+    arch = get_architecture(gdb_arch.name())
+    try:
+        order = "little" if int(gdb.Value(b"\x01\x00", gdb_arch.integer_type(16, False))) == 1 else "big"
+    except (gdb.error, AttributeError, TypeError, ValueError):
+        return arch
+    return arch if order == arch.byteorder else from_elf_machine(arch.elf_machine, 8 * arch.ptr_size, order)
+
+
 def selected_thread():
     """gdb.selected_thread(), or None when no thread is selected, as after the selected
     thread exited in non-stop mode (GDB 13 then raises SystemError)."""
@@ -58,7 +70,7 @@ class GdbProcessState(ProcessState):
         self.inferior = inferior or gdb.selected_inferior()
         #: GDB's name of the inferior's architecture when this state was made (None: unknown).
         self.gdb_arch_name = name = arch_name(self.inferior)
-        super().__init__(get_architecture(name) if name else host_architecture(), None)
+        super().__init__(architecture(self.inferior.architecture()) if name else host_architecture(), None)
         self.library_state = GdbLibraryState(self)
         self._thread_map = None
         #: The target's pointer-authentication code mask and whether GDB knows it (GDB then

@@ -20,13 +20,13 @@ core file's name) is gathered outside, by events and commands.
 import gdb
 import gdb.unwinder
 
-from ...arch import UnsupportedArchitecture, get_architecture
+from ...arch import UnsupportedArchitecture
 from ...errors import MemoryReadError
 from ...frame import Frame
 from ...stepper import Gcf
 from ...unwind.cfi import cfi_rule_at
 from ...unwind.modules import function_at, module_at
-from .procstate import TARGET, selected_thread
+from .procstate import TARGET, architecture, selected_thread
 
 DECLINE, SWK, CHECK = "gdb", "swk", "check"
 MAX_FRAME = 1 << 28
@@ -48,7 +48,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         self.types = None       # GDB types of the pc, the sp and the other general registers
         self.descriptors = None # register name -> gdb.RegisterDescriptor (faster than names)
         self.arch = None        # the Architecture of the inferior the descriptors are for
-        #: GDB architecture name -> (descriptors, Architecture, types), or False: swk has none
+        #: gdb.Architecture (one per name and byte order) -> (descriptors, Architecture, types), or
+        #: False: swk has none
         self.by_arch = {}
         self.reported = set()   # problems already shown once
         self.unwound = 0        # frames swk unwound (for tests and `show swk unwinder`)
@@ -100,14 +101,13 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         or None when swk has none for it (the unwinder then steps aside, silently).  Kept
         per GDB architecture: one session may debug a 64-bit and a 32-bit program."""
         gdb_arch = pf.architecture()
-        name = gdb_arch.name()
-        known = self.by_arch.get(name)
+        known = self.by_arch.get(gdb_arch)
         if known is None:
             try:
-                arch = get_architecture(name)
+                arch = architecture(gdb_arch)
             except UnsupportedArchitecture:
                 arch = None
-            known = self.by_arch[name] = (
+            known = self.by_arch[gdb_arch] = (
                 ({r.name: r for r in gdb_arch.registers("general")}, arch, {}) if arch is not None else False)
         return known or None
 
