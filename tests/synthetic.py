@@ -38,6 +38,7 @@ class FakeModule:
     """What steppers need of an ElfModule: sections, spans, symbols (unbiased), its byte order."""
     ptr_size = 8
     machine = "EM_X86_64"
+    elfclass = 64
     byteorder = "little"
 
     def __init__(self, name, text=(0x1000, 0x9000), sections=(), symbols=()):

@@ -13,62 +13,32 @@ GCC's layout), so the caller's stack pointer — the callee's CFA — is not jus
 above the slot: with the caller's own record at the bottom of its frame, it is
 where the saved x29 next to the slot points.
 """
-from bisect import bisect_right
-
+from .. import entries
+from ..dataflow import CALL, COND, FALL, IJUMP, JUMP, STOP
+from ..entries import MAX_SEARCH_CANDIDATES  # noqa: F401 (re-exported)
 from . import a64
 
-MAX_SEARCH_CANDIDATES = 8
 ENTRY_ALIGN = 4
 CALL_LOOKBACK = 4
 #: A frame larger than this between a record and its caller's is not believed.
 MAX_FRAME = 1 << 20
 
+_FLOWS = {a64.FALL: FALL, a64.JUMP: JUMP, a64.COND: COND, a64.CALL: CALL, a64.STOP: STOP, a64.IJUMP: IJUMP}
 
-def _words(code):
-    return [a64.word(code, i) for i in range(0, len(code) // 4 * 4, 4)]
+
+def _insns(code, lo):
+    """The engine's (address, size, flow, target, padding) of every aligned word."""
+    for i in range(0, len(code) // 4 * 4, 4):
+        insn = a64.word(code, i)
+        flow, tgt = a64.branch(insn, lo + i)
+        yield lo + i, 4, _FLOWS.get(flow, FALL), tgt, a64.is_padding(insn)
 
 
 def split_gap(code, lo):
-    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted: the first
-    non-padding word, every direct call target, and the code after a ret/b/br and its
+    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted (arch/entries.py):
+    the first non-padding word, every direct call target, and the code after a ret/b/br and its
     padding unless a branch between other code crosses that point."""
-    words = _words(code)
-    hi = lo + 4 * len(words)
-    strong, weak, edges = set(), set(), []
-    first = True
-    after_stop = False
-    for i, insn in enumerate(words):
-        a = lo + 4 * i
-        if a64.is_padding(insn):
-            continue
-        if first:
-            strong.add(a)
-            first = False
-        elif after_stop:
-            weak.add(a)
-        after_stop = False
-        flow, tgt = a64.branch(insn, a)
-        if flow == a64.CALL:
-            if tgt is not None and lo <= tgt < hi:
-                strong.add(tgt)
-        elif flow in (a64.JUMP, a64.COND):
-            if tgt is not None and lo <= tgt < hi:
-                edges.append((a, tgt))
-            after_stop = flow == a64.JUMP
-        elif flow in (a64.STOP, a64.IJUMP):
-            after_stop = True
-    points = sorted(strong | weak)
-    inner = set()
-    for s, t in edges:
-        if t in strong:
-            continue
-        a, b = (s, t) if s < t else (t, s)
-        i = bisect_right(points, a)
-        while i < len(points) and points[i] <= b:
-            if points[i] in weak:
-                inner.add(points[i])
-            i += 1
-    return [p for p in points if p not in inner]
+    return entries.split_points(_insns(code, lo), lo, lo + len(code) // 4 * 4)
 
 
 def looks_like_entry(insn):
@@ -88,19 +58,8 @@ def _ends_code(insn):
 
 def search_entries(code, lo, pc, exact=True, region_start=None):
     """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
-    out = []
-    t = (pc - lo) & -4
-    for i in range(t, -1, -4):
-        insn = a64.word(code, i)
-        if not looks_like_entry(insn):
-            continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(a64.word(code, i - 4))):
-            out.append(lo + i)
-            if len(out) >= MAX_SEARCH_CANDIDATES:
-                break
-    if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES:
-        out.append(lo)
-    return out
+    return entries.search_back(lo, pc - lo, 4, lambda i: looks_like_entry(a64.word(code, i)),
+                               lambda i: _ends_code(a64.word(code, i - 4)), region_start)
 
 
 def after_call(code):

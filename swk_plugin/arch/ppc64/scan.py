@@ -10,57 +10,32 @@ above the caller's r1, which is the callee's CFA (and holds the back chain).
 ``order``: the byte order of the code's words (ppc.py).  ELFv1's code has no global entry:
 its entries are the prologues'.
 """
-from bisect import bisect_right
-
+from .. import entries
+from ..dataflow import CALL, COND, FALL, JUMP, STOP
+from ..entries import MAX_SEARCH_CANDIDATES  # noqa: F401 (re-exported)
 from . import ppc
 from .ppc import LITTLE
 
-MAX_SEARCH_CANDIDATES = 8
 ENTRY_ALIGN = 4
 CALL_LOOKBACK = 4
 LR_SAVE = 16
 
 
+_FLOWS = {None: FALL, ppc.CALL: CALL, ppc.JUMP: JUMP, ppc.COND: COND, ppc.STOP: STOP}
+
+
+def _insns(code, lo, order):
+    """The engine's (address, size, flow, target, padding) of every aligned word."""
+    for i, insn in enumerate(ppc.words(code, order)):
+        flow, tgt = ppc.branch(insn, lo + 4 * i)
+        yield lo + 4 * i, 4, _FLOWS[flow], tgt, ppc.is_padding(insn)
+
+
 def split_gap(code, lo, order=LITTLE):
-    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted: the first
-    non-padding word, every direct call target, and the code after a blr/b and its padding
-    unless a branch between other code crosses that point."""
-    words = ppc.words(code, order)
-    hi = lo + 4 * len(words)
-    strong, weak, edges = set(), set(), []
-    first, after_stop = True, False
-    for i, insn in enumerate(words):
-        a = lo + 4 * i
-        if ppc.is_padding(insn):
-            continue
-        if first:
-            strong.add(a)
-            first = False
-        elif after_stop:
-            weak.add(a)
-        after_stop = False
-        flow, tgt = ppc.branch(insn, a)
-        if flow == ppc.CALL:
-            if tgt is not None and lo <= tgt < hi:
-                strong.add(tgt)
-        elif flow in (ppc.JUMP, ppc.COND):
-            if tgt is not None and lo <= tgt < hi:
-                edges.append((a, tgt))
-            after_stop = flow == ppc.JUMP
-        elif flow == ppc.STOP:
-            after_stop = True
-    points = sorted(strong | weak)
-    inner = set()
-    for s, t in edges:
-        if t in strong:
-            continue
-        a, b = (s, t) if s < t else (t, s)
-        i = bisect_right(points, a)
-        while i < len(points) and points[i] <= b:
-            if points[i] in weak:
-                inner.add(points[i])
-            i += 1
-    return [p for p in points if p not in inner]
+    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted (arch/entries.py):
+    the first non-padding word, every direct call target, and the code after a blr/b and its
+    padding unless a branch between other code crosses that point."""
+    return entries.split_points(_insns(code, lo, order), lo, lo + len(code) // 4 * 4)
 
 
 def looks_like_entry(insn):
@@ -74,19 +49,8 @@ def _ends_code(insn):
 
 def search_entries(code, lo, pc, exact=True, region_start=None, order=LITTLE):
     """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
-    out = []
-    t = (pc - lo) & -4
-    for i in range(t, -1, -4):
-        insn = ppc.word(code, i, order)
-        if not looks_like_entry(insn):
-            continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(ppc.word(code, i - 4, order))):
-            out.append(lo + i)
-            if len(out) >= MAX_SEARCH_CANDIDATES:
-                break
-    if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES:
-        out.append(lo)
-    return out
+    return entries.search_back(lo, pc - lo, 4, lambda i: looks_like_entry(ppc.word(code, i, order)),
+                               lambda i: _ends_code(ppc.word(code, i - 4, order)), region_start)
 
 
 def after_call(code, order=LITTLE):

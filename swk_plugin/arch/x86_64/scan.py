@@ -6,12 +6,11 @@ of raw code: where do the functions in a gap between known functions start
 like an entry that reaches it (``search_entries``).  ``after_call`` says
 whether the bytes before an address end a call instruction.
 """
-from bisect import bisect_right
 
+from .. import entries
+from ..entries import MAX_SEARCH_CANDIDATES  # noqa: F401 (re-exported)
 from . import analysis as _analysis
 
-#: How many entries search_entries offers at most.
-MAX_SEARCH_CANDIDATES = 8
 #: Function entries are aligned to this in JIT code and gaps.
 ENTRY_ALIGN = 16
 
@@ -61,44 +60,14 @@ class Scanner:
                 pos += 1
             elif not got:
                 break
-        hi = lo + n
-        strong, weak, edges = set(), set(), []
-        boundaries = set()
-        first = True
-        after_stop = False
+        return entries.split_points(self._flows(insns), lo, lo + n, at_boundaries=True)
+
+    def _flows(self, insns):
+        """The engine's (address, size, flow, target, padding) of decoded instructions."""
+        classify, is_padding = self.isa.classify_memo, self.isa.is_padding
         for a, size, mn, ops in insns:
-            boundaries.add(a)
-            if self.isa.is_padding(mn, ops) or mn == "(bad)":
-                continue
-            if first:
-                strong.add(a)
-                first = False
-            elif after_stop:
-                weak.add(a)
-            after_stop = False
-            _e, _x, _y, flow, tgt = self.isa.classify_memo(mn, ops)
-            if flow == _analysis.CALL:
-                if tgt is not None and lo <= tgt < hi:
-                    strong.add(tgt)
-            elif flow in (_analysis.JUMP, _analysis.COND):
-                if tgt is not None and lo <= tgt < hi:
-                    edges.append((a, tgt))
-                after_stop = flow == _analysis.JUMP
-            elif flow in (_analysis.STOP, _analysis.IJUMP):
-                after_stop = True
-        strong &= boundaries
-        points = sorted(strong | weak)
-        inner = set()
-        for s, t in edges:
-            if t in strong:
-                continue                        # a tail call into a known entry
-            a, b = (s, t) if s < t else (t, s)
-            i = bisect_right(points, a)
-            while i < len(points) and points[i] <= b:
-                if points[i] in weak:
-                    inner.add(points[i])
-                i += 1
-        return [p for p in points if p not in inner]
+            _e, _x, _y, flow, tgt = classify(mn, ops)
+            yield a, size, flow, tgt, is_padding(mn, ops) or mn == "(bad)"
 
 
     def _looks_like_entry(self, code, i):
