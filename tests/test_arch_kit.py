@@ -84,6 +84,21 @@ TARGETS = {
     "ppc64": lambda: _cross("ppc64", "struct pt_regs", _POWER, ("bl", "bctrl", "blrl")),
     # RISC-V: user_regs_struct names x8 s0 (GDB's, and swk's, fp); calls are jal/jalr linking ra
     "riscv64": lambda: _cross("riscv64", "struct user_regs_struct", {"fp": "s0"}, ("jal", "jalr")),
+    # s390x: s390_regs holds the access registers as 4-byte fields, two to one of the table's
+    # 8-byte slots (a0:a1 is the thread pointer): the struct seen with those pairs as 8-byte
+    # words, its layout asserted to be s390_regs'; calls are brasl/bras/basr linking r14
+    "s390x": lambda: Target(
+        cross_lib.S390X.gcc, cross_lib.S390X.packages, run=tuple(cross_lib.S390X.qemu_argv),
+        sysroot=(cross_lib.S390X.sysroot, cross_lib.S390X.libc_package), gregs_struct="swk_s390_regs",
+        include="#include <asm/ptrace.h>\n"
+                "typedef union { s390_regs k; struct { psw_t psw; unsigned long gprs[16];\n"
+                "    unsigned long acr_pairs[8]; unsigned long orig_gpr2; }; } swk_s390_regs;\n"
+                "_Static_assert(sizeof(swk_s390_regs) == sizeof(s390_regs), \"size\");\n"
+                "_Static_assert(offsetof(swk_s390_regs, acr_pairs) == offsetof(s390_regs, acrs), \"acrs\");\n"
+                "_Static_assert(offsetof(swk_s390_regs, orig_gpr2) == offsetof(s390_regs, orig_gpr2), \"orig\");",
+        fields={"pswm": "psw.mask", "pc": "psw.addr", r"r(\d+)": r"gprs[\1]", "orig_r2": "orig_gpr2",
+                **{f"acr{2 * i}_{2 * i + 1}": f"acr_pairs[{i}]" for i in range(8)}},
+        objdump=cross_lib.S390X.tool("objdump"), calls=("brasl", "bras", "basr")),
 }
 
 

@@ -18,6 +18,7 @@ X86 = X86_64()
 class _Regs:
     """The register roles apply_rule asks an architecture for (and its byte order)."""
     byteorder = "little"
+    sp_below_cfa = 0
 
     def __init__(self, ptr_size, sp, fp, pc, callee_saved):
         self.ptr_size, self.sp, self.fp, self.pc, self.callee_saved = ptr_size, sp, fp, pc, callee_saved

@@ -34,7 +34,7 @@ if EC.tests_dir() is None:
 
 #: Issue 26's architectures swk does not walk yet: their cores are strict xfails (an architecture
 #: leaves this set when swk walks its cores).
-NOT_YET = {"s390x"}
+NOT_YET = set()
 PENDING = pytest.mark.xfail(strict=True, reason="issue 26: architecture not yet supported")
 #: Cores of architectures swk claims that it walks short of eu-stack (issue 26 says every one
 #: walks completely): strict xfails naming what is missing, until swk walks them.

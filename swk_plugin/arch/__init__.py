@@ -15,12 +15,13 @@ from .i386 import I386
 from .ppc64 import Ppc64le
 from .ppc64.elfv1 import Ppc64
 from .riscv64 import Riscv64
+from .s390x import S390x
 from .x32 import X32
 from .x86_64 import X86_64
 
 #: Every architecture swk walks.  Each states its own names (``name``, ``aliases``: uname's,
 #: GDB's, the first word of LLDB's target triple) and its ELF machine.
-ARCHITECTURES = (X86_64, I386, AArch64, Ppc64le, Riscv64, X32, Ppc64)
+ARCHITECTURES = (X86_64, I386, AArch64, Ppc64le, Riscv64, X32, Ppc64, S390x)
 
 _BY_NAME = {n: cls for cls in ARCHITECTURES for n in (cls.name, *cls.aliases)}
 

@@ -29,6 +29,7 @@ Facts (class attributes; the default, who reads them):
 ``sysroots``                () (linux/sysroot, linux/coredump, gdb back-end)
 ``long_double_format``      "x87" (locals/scopes)
 ``cfi_renumber``            {} (unwind/cfi)
+``sp_below_cfa``            0 (unwind/apply: a caller's sp where no rule recovers it)
 ``cfi_undefined``           frozenset() (unwind/cfi: registers a caller loses without a CFI rule)
 ``function_descriptors``    None (elf/symbols: the section of ELFv1's function descriptors)
 
@@ -246,6 +247,10 @@ class Architecture:
     #: The format of C's ``long double`` (a DW_ATE_float of 10, 12 or 16 bytes): x87's
     #: 80-bit extended precision, or IEEE binary128 (AArch64).
     long_double_format = "x87"
+    #: How far a caller's stack pointer is below the CFA where no rule says where it is: 0
+    #: where a frame's CFA is its caller's sp; s390x's 160, the register save area a caller
+    #: leaves below its r15 (CFA = r15 + 160 at entry).
+    sp_below_cfa = 0
     #: {True (.eh_frame) / False (.debug_frame): {column as written: DWARF number}}, where a
     #: producer numbers some registers its own way in CFI (GCC's .eh_frame on Power).
     cfi_renumber = {}

@@ -113,7 +113,7 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
         out[fp_reg] = regs[fp_reg]
         locs[fp_reg] = ("reg", fp_reg)
     if sp_reg not in rules:
-        out[sp_reg] = cfa
+        out[sp_reg] = (cfa - arch.sp_below_cfa) & mask
         locs.pop(sp_reg, None)
 
     ra_rule = rules.get(ra_reg)
@@ -242,7 +242,7 @@ def caller_by_rule(callee, rule, ps):
     if res.ra_undefined or res.ra is None:
         return None, res.cfa
     regs = res.regs
-    sp = regs.get(arch.sp, res.cfa)
+    sp = regs.get(arch.sp, (res.cfa - arch.sp_below_cfa) & arch.address_mask)
     regs[arch.sp] = sp
     regs[arch.pc] = res.ra
     locs = {reg: _location(loc) for reg, loc in res.locations.items()}
@@ -281,7 +281,7 @@ def _caller_by_plan(callee, rule, plan, ps, arch):
     if rule.ra_signed:
         ra = ps.strip_return_address(ra)
     sp_reg = arch.sp
-    sp = out[sp_reg] if plan.sets_sp else cfa
+    sp = out[sp_reg] if plan.sets_sp else (cfa - arch.sp_below_cfa) & mask
     out[sp_reg] = sp
     out[arch.pc] = ra
     caller = Frame(ra, sp, out.get(arch.fp, 0), callee.walker, out, copy=False)
