@@ -10,59 +10,35 @@ something that ends code (``br %r14``, a jump, padding) read any of the three wa
 The stack scanner's CFA (``scan_cfa``): a return address found on the stack is r14 as a
 callee saved it, in its caller's register save area at the callee's CFA - 48.
 """
-from bisect import bisect_right
-
+from .. import entries
+from ..dataflow import CALL, COND, FALL, IJUMP, JUMP, STOP
+from ..entries import MAX_SEARCH_CANDIDATES  # noqa: F401 (re-exported)
 from . import calls
 from . import registers as R
 from . import zarch as Z
 
-MAX_SEARCH_CANDIDATES = 8
 ENTRY_ALIGN = 2
 CALL_LOOKBACK = calls.MAX_CALL_LEN
 #: Where a callee saves r14: CFA - 48 (slot 14 of the register save area).
 RA_SLOT = 8 * R.ra - R.SAVE_AREA
 
 
-def split_gap(code, lo):
-    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted: the first
-    non-padding instruction, every direct call target, and the code after a return or jump
-    and its padding unless a branch between other code crosses that point."""
-    strong, weak, edges = set(), set(), []
-    first, after_stop = True, False
-    hi = lo
+_FLOWS = {None: FALL, Z.CALL: CALL, Z.JUMP: JUMP, Z.COND: COND, Z.IJUMP: IJUMP, Z.STOP: STOP}
+
+
+def _insns(code, lo):
+    """The engine's (address, size, flow, target, padding) of the code decoded linearly."""
     for a, ins in Z.insns(code, lo):
-        hi = a + ins.size
         raw = int.from_bytes(code[a - lo:a - lo + ins.size], "big")
-        if Z.is_padding(ins, raw):
-            continue
-        if first:
-            strong.add(a)
-            first = False
-        elif after_stop:
-            weak.add(a)
-        after_stop = False
         flow, tgt = Z.flow(ins, a)
-        if flow == Z.CALL:
-            if tgt is not None and lo <= tgt < lo + len(code):
-                strong.add(tgt)
-        elif flow in (Z.JUMP, Z.COND):
-            if tgt is not None and lo <= tgt < lo + len(code):
-                edges.append((a, tgt))
-            after_stop = flow == Z.JUMP
-        elif flow in (Z.STOP, Z.IJUMP):
-            after_stop = True
-    points = sorted(p for p in strong | weak if p < hi)
-    inner = set()
-    for s, t in edges:
-        if t in strong:
-            continue
-        a, b = (s, t) if s < t else (t, s)
-        i = bisect_right(points, a)
-        while i < len(points) and points[i] <= b:
-            if points[i] in weak:
-                inner.add(points[i])
-            i += 1
-    return [p for p in points if p not in inner]
+        yield a, ins.size, _FLOWS.get(flow, FALL), tgt, Z.is_padding(ins, raw)
+
+
+def split_gap(code, lo):
+    """Function starts in the CFI-less code ``code`` found at ``lo``, sorted (arch/entries.py):
+    the first non-padding instruction, every direct call target, and the code after a return or
+    jump and its padding unless a branch between other code crosses that point."""
+    return entries.split_points(_insns(code, lo), lo, lo + len(code))
 
 
 def looks_like_entry(ins):
@@ -91,18 +67,8 @@ def _ends_code(code, i):
 
 def search_entries(code, lo, pc, exact=True, region_start=None):
     """Likely entries at or before pc in ``code`` (the bytes at lo..), nearest first."""
-    out = []
-    t = (pc - lo) & -2
-    for i in range(t, -1, -2):
-        if not looks_like_entry(Z.decode(code, i)):
-            continue
-        if (i == 0 and lo == region_start) or (i > 0 and _ends_code(code, i)):
-            out.append(lo + i)
-            if len(out) >= MAX_SEARCH_CANDIDATES:
-                break
-    if region_start == lo and (not out or out[-1] != lo) and len(out) < MAX_SEARCH_CANDIDATES:
-        out.append(lo)
-    return out
+    return entries.search_back(lo, pc - lo, 2, lambda i: looks_like_entry(Z.decode(code, i)),
+                               lambda i: _ends_code(code, i), region_start)
 
 
 def after_call(code):
