@@ -21,6 +21,7 @@ import subprocess
 import pytest
 
 import cross_lib as C
+import cross_suite as X
 import swk_suite as S
 import swk_testlib as T
 from cross_lib import NOCFI, O0, O2, CrossCase
@@ -77,104 +78,34 @@ CASES += [
         gdb_note="qemu-user's trampoline (as signal-raise-O2)", interrupted=("loop",)),
 ]
 BY_ID = {c.id: c for c in CASES}
-_SESSIONS: dict[str, C.GdbSession] = {}
-
-
-def _without_zero_bottom(walk: dict | None) -> dict | None:
-    """gdb's walk without its last frame when that frame's pc is 0: on Power the outermost
-    frame's lr save slot holds 0 (the ABI's end of the chain), and gdb shows a frame at pc 0
-    before it stops ("zero PC"); swk ends the walk there with that reason."""
-    if walk is None:
-        return None
-    for tf in walk.values():
-        while len(tf) > 1 and tf[-1].pc == 0:
-            tf.pop()
-    return walk
-
-
-def session(case: CrossCase) -> C.GdbSession:
-    """One gdb session per program (test_ppc64be.py's cases share these helpers: keyed by the
-    executable's name, which names the target)."""
-    if case.exe_name not in _SESSIONS:
-        s = C.gdb_session(case)
-        _without_zero_bottom(s.native)
-        _without_zero_bottom(s.hooked)
-        _SESSIONS[case.exe_name] = s
-    return _SESSIONS[case.exe_name]
-
-
-def _fail(msgs, context=""):
-    pytest.fail("\n".join(msgs) + ("\n--- context ---\n" + context[-8000:] if context else ""), pytrace=False)
-
-
-def _errors(case: CrossCase, s: C.GdbSession, frames: list[dict]) -> list[str]:
-    try:
-        errs = C.known_chain_errors(case, C.chains(frames, s.native))
-    except T.OutputError as e:
-        return [str(e)]
-    upto = None if case.gdb_right else C.right_prefix(case, s.native)
-    return errs + C.compare_frames(s.native, frames, None, upto=upto)
-
-
-def _ids(cases):
-    return [c.id for c in cases]
+#: One gdb session per program (test_ppc64be.py's cases share it: keyed by the executable's
+#: name, which names the target); gdb's trailing pc-0 frame dropped (cross_suite).
+session = X.Sessions(zero_bottom=True)
+_fail, _errors, _ids = X.fail, X.errors, X.ids
 
 
 @pytest.mark.native
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_gdb_own_walk(case):
-    s = session(case)
-    known = C.is_known_chain(case, s.native)
-    if case.gdb_right != known:
-        _fail([f"{case.id}: gdb's own walk is{'' if known else ' not'} the known chain "
-               f"(the case says gdb is {'right' if case.gdb_right else 'wrong: ' + case.gdb_note})"],
-              T.format_native(s.native))
+    X.check_gdb_own_walk(case, session(case))
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_swk_in_gdb(case):
-    s = session(case)
-    if s.swk is None:
-        _fail([f"{case.id}: swk-bt printed no JSON"], s.output)
-    errs = _errors(case, s, s.swk)
-    if errs:
-        _fail(errs, "gdb:\n" + T.format_native(s.native) + "\n--- swk ---\n" + C.format_swk(s.swk))
+    X.check_swk_in_gdb(case, session(case))
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_gdb_with_swk_unwinder(case):
-    s = session(case)
-    if s.hooked is None:
-        _fail([f"{case.id}: no gdb walk after gdb_init.py was sourced"], s.output)
-    walk = [{"thread": n, "tid": tf.tid,
-             "frames": [{"level": i, "pc": f.pc, "sp": f.sp, "function": f.function,
-                         "kind": "signal" if f.is_signal else "normal"} for i, f in enumerate(T.real_frames(tf))]}
-            for n, tf in s.hooked.items()]
-    # a Python unwinder cannot make gdb mark a frame as a signal's: qemu's trampoline, which
-    # swk unwinds for gdb, is a frame without a name there
-    hooked_case = CrossCase(case.id, case.srcs, case.cflags,
-                            {n: [None if f == SIGTRAMP else f for f in chain] for n, chain in case.expected.items()},
-                            target=TARGET)
-    errs = C.known_chain_errors(hooked_case, C.chains(walk, s.native))
-    errs += C.compare_frames(s.native, walk, None, upto=C.right_prefix(case, s.native) if not case.gdb_right else None)
-    if errs:
-        _fail(errs, "gdb alone:\n" + T.format_native(s.native) + "\n--- with swk ---\n" + T.format_native(s.hooked))
+    X.check_gdb_with_swk_unwinder(case, session(case), sigtramp_unnamed=True)
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_cli_on_qemu_core(case):
-    s = session(case)
-    if s.core is None:
-        _fail([f"{case.id}: qemu wrote no core of the guest"], s.output)
-    swk, out, rc = C.swk_cli(TARGET, s.core, case.exe())
-    if swk is None or rc != 0:
-        _fail([f"{case.id}: swk bt --core exited {rc} without JSON"], out)
-    errs = _errors(case, s, swk)
-    if errs:
-        _fail(errs, "gdb (live):\n" + T.format_native(s.native) + "\n--- swk on the core ---\n" + C.format_swk(swk))
+    X.check_cli_on_core(case, session(case))
 
 
 # --------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import subprocess
 import pytest
 
 import cross_lib as C
+import cross_suite as X
 import swk_suite as S
 import swk_testlib as T
 import test_ppc64 as LE
@@ -68,61 +69,29 @@ def _as_gdb_names(case: CrossCase) -> CrossCase:
 
 
 @pytest.mark.native
-@pytest.mark.parametrize("case", CASES, ids=LE._ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=X.ids(CASES))
 def test_gdb_own_walk(case):
-    s = session(case)
-    known = C.is_known_chain(_as_gdb_names(case), s.native)
-    if case.gdb_right != known:
-        LE._fail([f"{case.id}: gdb's own walk is{'' if known else ' not'} the known chain "
-                  f"(the case says gdb is {'right' if case.gdb_right else 'wrong: ' + case.gdb_note})"],
-                 T.format_native(s.native))
+    X.check_gdb_own_walk(case, session(case), gdb_case=_as_gdb_names(case))
 
 
 @pytest.mark.swk
-@pytest.mark.parametrize("case", CASES, ids=LE._ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=X.ids(CASES))
 def test_swk_in_gdb(case):
-    s = session(case)
-    if s.swk is None:
-        LE._fail([f"{case.id}: swk-bt printed no JSON"], s.output)
-    errs = LE._errors(case, s, s.swk)
-    if errs:
-        LE._fail(errs, "gdb:\n" + T.format_native(s.native) + "\n--- swk ---\n" + C.format_swk(s.swk))
+    X.check_swk_in_gdb(case, session(case))
 
 
 @pytest.mark.swk
-@pytest.mark.parametrize("case", CASES, ids=LE._ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=X.ids(CASES))
 def test_gdb_with_swk_unwinder(case):
-    s = session(case)
-    if s.hooked is None:
-        LE._fail([f"{case.id}: no gdb walk after gdb_init.py was sourced"], s.output)
-    walk = [{"thread": n, "tid": tf.tid,
-             "frames": [{"level": i, "pc": f.pc, "sp": f.sp, "function": f.function,
-                         "kind": "signal" if f.is_signal else "normal"} for i, f in enumerate(T.real_frames(tf))]}
-            for n, tf in s.hooked.items()]
-    # qemu's trampoline, which swk unwinds for gdb, is a frame without a name there (test_ppc64.py)
-    # (and gdb names the frames: GDB_NAMES)
-    hooked_case = CrossCase(case.id, case.srcs, case.cflags,
-                            {n: [None if f == SIGTRAMP else GDB_NAMES.get(f, f) for f in chain]
-                             for n, chain in case.expected.items()}, target=TARGET)
-    errs = C.known_chain_errors(hooked_case, C.chains(walk, s.native))
-    upto = C.right_prefix(_as_gdb_names(case), s.native) if not case.gdb_right else None
-    errs += C.compare_frames(s.native, walk, None, upto=upto)
-    if errs:
-        LE._fail(errs, "gdb alone:\n" + T.format_native(s.native) + "\n--- with swk ---\n" + T.format_native(s.hooked))
+    """qemu's trampoline, which swk unwinds for gdb, is a frame without a name there; gdb names
+    the C library's frames its own way (GDB_NAMES)."""
+    X.check_gdb_with_swk_unwinder(case, session(case), sigtramp_unnamed=True, gdb_case=_as_gdb_names(case))
 
 
 @pytest.mark.swk
-@pytest.mark.parametrize("case", CASES, ids=LE._ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=X.ids(CASES))
 def test_cli_on_qemu_core(case):
-    s = session(case)
-    if s.core is None:
-        LE._fail([f"{case.id}: qemu wrote no core of the guest"], s.output)
-    swk, out, rc = C.swk_cli(TARGET, s.core, case.exe())
-    if swk is None or rc != 0:
-        LE._fail([f"{case.id}: swk bt --core exited {rc} without JSON"], out)
-    errs = LE._errors(case, s, swk)
-    if errs:
-        LE._fail(errs, "gdb (live):\n" + T.format_native(s.native) + "\n--- swk on the core ---\n" + C.format_swk(swk))
+    X.check_cli_on_core(case, session(case))
 
 
 @pytest.mark.swk

@@ -25,6 +25,7 @@ import subprocess
 import pytest
 
 import cross_lib as C
+import cross_suite as X
 import swk_suite as S
 import swk_testlib as T
 from cross_lib import NOCFI, O0, O2, CrossCase
@@ -95,52 +96,20 @@ CASES += [
         interrupted=("loop",)),
 ]
 BY_ID = {c.id: c for c in CASES}
-_SESSIONS: dict[str, C.GdbSession] = {}
-
-
-def session(case: CrossCase) -> C.GdbSession:
-    if case.id not in _SESSIONS:
-        _SESSIONS[case.id] = C.gdb_session(case)
-    return _SESSIONS[case.id]
-
-
-def _fail(msgs, context=""):
-    pytest.fail("\n".join(msgs) + ("\n--- context ---\n" + context[-8000:] if context else ""), pytrace=False)
-
-
-def _errors(case: CrossCase, s: C.GdbSession, frames: list[dict]) -> list[str]:
-    try:
-        errs = C.known_chain_errors(case, C.chains(frames, s.native))
-    except T.OutputError as e:
-        return [str(e)]
-    upto = None if case.gdb_right else C.right_prefix(case, s.native)
-    return errs + C.compare_frames(s.native, frames, None, upto=upto)
-
-
-def _ids(cases):
-    return [c.id for c in cases]
+session = X.Sessions()
+_fail, _errors, _ids = X.fail, X.errors, X.ids
 
 
 @pytest.mark.native
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_gdb_own_walk(case):
-    s = session(case)
-    known = C.is_known_chain(case, s.native)
-    if case.gdb_right != known:
-        _fail([f"{case.id}: gdb's own walk is{'' if known else ' not'} the known chain "
-               f"(the case says gdb is {'right' if case.gdb_right else 'wrong: ' + case.gdb_note})"],
-              T.format_native(s.native))
+    X.check_gdb_own_walk(case, session(case))
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_swk_in_gdb(case):
-    s = session(case)
-    if s.swk is None:
-        _fail([f"{case.id}: swk-bt printed no JSON"], s.output)
-    errs = _errors(case, s, s.swk)
-    if errs:
-        _fail(errs, "gdb:\n" + T.format_native(s.native) + "\n--- swk ---\n" + C.format_swk(s.swk))
+    X.check_swk_in_gdb(case, session(case))
 
 
 @pytest.mark.swk
@@ -149,17 +118,7 @@ def test_gdb_with_swk_unwinder(case):
     """gdb's bt with swk's unwinder registered.  GDB 13's own riscv sigtramp unwinder matches
     the trampoline's two words (qemu's page too), so the trampoline frame stays gdb's: a
     signal frame in the walk."""
-    s = session(case)
-    if s.hooked is None:
-        _fail([f"{case.id}: no gdb walk after gdb_init.py was sourced"], s.output)
-    walk = [{"thread": n, "tid": tf.tid,
-             "frames": [{"level": i, "pc": f.pc, "sp": f.sp, "function": f.function,
-                         "kind": "signal" if f.is_signal else "normal"} for i, f in enumerate(T.real_frames(tf))]}
-            for n, tf in s.hooked.items()]
-    errs = C.known_chain_errors(case, C.chains(walk, s.native))
-    errs += C.compare_frames(s.native, walk, None, upto=C.right_prefix(case, s.native) if not case.gdb_right else None)
-    if errs:
-        _fail(errs, "gdb alone:\n" + T.format_native(s.native) + "\n--- with swk ---\n" + T.format_native(s.hooked))
+    X.check_gdb_with_swk_unwinder(case, session(case))
 
 
 def test_no_guest_core():

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 import cross_lib as C
+import cross_suite as X
 import swk_suite as S
 import swk_testlib as T
 from cross_lib import NOCFI, O0, O2, CrossCase
@@ -106,52 +107,20 @@ BY_ID = {c.id: c for c in CASES}
 #: Cases whose trampoline swk unwinds for gdb (signal.gdb_knows is false): a Python unwinder
 #: cannot make gdb mark a frame as a signal's, so there it is a frame without a name.
 SWK_TRAMPOLINE = {"signal-siginfo-O2"}
-_SESSIONS: dict[str, C.GdbSession] = {}
-
-
-def session(case: CrossCase) -> C.GdbSession:
-    if case.id not in _SESSIONS:
-        _SESSIONS[case.id] = C.gdb_session(case)
-    return _SESSIONS[case.id]
-
-
-def _fail(msgs, context=""):
-    pytest.fail("\n".join(msgs) + ("\n--- context ---\n" + context[-8000:] if context else ""), pytrace=False)
-
-
-def _errors(case: CrossCase, s: C.GdbSession, frames: list[dict]) -> list[str]:
-    try:
-        errs = C.known_chain_errors(case, C.chains(frames, s.native))
-    except T.OutputError as e:
-        return [str(e)]
-    upto = None if case.gdb_right else C.right_prefix(case, s.native)
-    return errs + C.compare_frames(s.native, frames, None, upto=upto)
-
-
-def _ids(cases):
-    return [c.id for c in cases]
+session = X.Sessions()
+_fail, _errors, _ids = X.fail, X.errors, X.ids
 
 
 @pytest.mark.native
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_gdb_own_walk(case):
-    s = session(case)
-    known = C.is_known_chain(case, s.native)
-    if case.gdb_right != known:
-        _fail([f"{case.id}: gdb's own walk is{'' if known else ' not'} the known chain "
-               f"(the case says gdb is {'right' if case.gdb_right else 'wrong: ' + case.gdb_note})"],
-              T.format_native(s.native))
+    X.check_gdb_own_walk(case, session(case))
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_swk_in_gdb(case):
-    s = session(case)
-    if s.swk is None:
-        _fail([f"{case.id}: swk-bt printed no JSON"], s.output)
-    errs = _errors(case, s, s.swk)
-    if errs:
-        _fail(errs, "gdb:\n" + T.format_native(s.native) + "\n--- swk ---\n" + C.format_swk(s.swk))
+    X.check_swk_in_gdb(case, session(case))
 
 
 @pytest.mark.swk
@@ -159,21 +128,7 @@ def test_swk_in_gdb(case):
 def test_gdb_with_swk_unwinder(case):
     """gdb's bt with swk's unwinder registered.  GDB 13's own sigtramp unwinder keeps the old
     sigframe's trampoline (a signal frame in the walk); the rt_sigframe's swk unwinds."""
-    s = session(case)
-    if s.hooked is None:
-        _fail([f"{case.id}: no gdb walk after gdb_init.py was sourced"], s.output)
-    walk = [{"thread": n, "tid": tf.tid,
-             "frames": [{"level": i, "pc": f.pc, "sp": f.sp, "function": f.function,
-                         "kind": "signal" if f.is_signal else "normal"} for i, f in enumerate(T.real_frames(tf))]}
-            for n, tf in s.hooked.items()]
-    expected = case.expected
-    if case.id in SWK_TRAMPOLINE:
-        expected = {n: [None if f == SIGTRAMP else f for f in chain] for n, chain in expected.items()}
-    hooked_case = CrossCase(case.id, case.srcs, case.cflags, expected, target=TARGET)
-    errs = C.known_chain_errors(hooked_case, C.chains(walk, s.native))
-    errs += C.compare_frames(s.native, walk, None, upto=C.right_prefix(case, s.native) if not case.gdb_right else None)
-    if errs:
-        _fail(errs, "gdb alone:\n" + T.format_native(s.native) + "\n--- with swk ---\n" + T.format_native(s.hooked))
+    X.check_gdb_with_swk_unwinder(case, session(case), sigtramp_unnamed=case.id in SWK_TRAMPOLINE)
 
 
 @pytest.mark.swk
@@ -181,15 +136,7 @@ def test_gdb_with_swk_unwinder(case):
 def test_cli_on_qemu_core(case):
     """qemu-s390x's own core of the guest at gdb's stop (NT_PRSTATUS: s390_regs, big-endian;
     no NT_FILE: the libraries from the dynamic linker's list, under the sysroot)."""
-    s = session(case)
-    if s.core is None:
-        _fail([f"{case.id}: qemu wrote no core of the guest"], s.output)
-    swk, out, rc = C.swk_cli(TARGET, s.core, case.exe())
-    if swk is None or rc != 0:
-        _fail([f"{case.id}: swk bt --core exited {rc} without JSON"], out)
-    errs = _errors(case, s, swk)
-    if errs:
-        _fail(errs, "gdb (live):\n" + T.format_native(s.native) + "\n--- swk on the core ---\n" + C.format_swk(swk))
+    X.check_cli_on_core(case, session(case))
 
 
 def test_lldb_crashes_on_the_stub():
