@@ -30,6 +30,7 @@ Facts (class attributes; the default, who reads them):
 ``long_double_format``      "x87" (locals/scopes)
 ``cfi_renumber``            {} (unwind/cfi)
 ``sp_below_cfa``            0 (unwind/apply: a caller's sp where no rule recovers it)
+``scan_saved_fp``           None (steppers/wanderer: the saved fp beside a scanned return address)
 ``cfi_undefined``           frozenset() (unwind/cfi: registers a caller loses without a CFI rule)
 ``function_descriptors``    None (elf/symbols: the section of ELFv1's function descriptors)
 
@@ -251,6 +252,11 @@ class Architecture:
     #: where a frame's CFA is its caller's sp; s390x's 160, the register save area a caller
     #: leaves below its r15 (CFA = r15 + 160 at entry).
     sp_below_cfa = 0
+    #: Where a function saves its caller's frame pointer relative to the return address the
+    #: stack scanner found (a frame record: AArch64's and RISC-V's one slot below, s390x's
+    #: r11 24 bytes below r14 in the save area), or None where none lies at a fixed place
+    #: (x86, where the frame-pointer chain says it; Power's r31).
+    scan_saved_fp = None
     #: {True (.eh_frame) / False (.debug_frame): {column as written: DWARF number}}, where a
     #: producer numbers some registers its own way in CFI (GCC's .eh_frame on Power).
     cfi_renumber = {}

@@ -353,9 +353,10 @@ class StepperWanderer(FrameStepper):
             # The return address sits right above where the frame pointer points: a
             # standard frame (a frame record), so [fp] is the caller's saved frame pointer.
             saved = {arch.fp: frame.fp - cfa}
-        elif saved is None and not arch.return_address_pushed:
-            # A frame record {fp, return address} at the slot: the fp beside it is the caller's.
-            saved = {arch.fp: slot - ptr - cfa}
+        elif saved is None and arch.scan_saved_fp is not None:
+            # A frame record at the slot (AArch64's {x29, x30}, RISC-V's {s0, ra}, s390x's save
+            # area): the frame pointer saved beside the return address is the caller's.
+            saved = {arch.fp: slot + arch.scan_saved_fp - cfa}
         readable = {}
         for reg, off in (saved or {}).items():
             if reg not in (arch.sp, arch.pc, arch.ra) and ps.is_readable(cfa + off, ptr):

@@ -33,6 +33,8 @@ class AArch64(Architecture):
     #: ``bl`` leaves the return address in x30: a callee's CFA is the caller's sp, and a leaf
     #: (or a function stopped before its prologue) may have its caller's sp as its own.
     return_address_pushed = False
+    #: the frame record {x29, x30}: x29 one slot below x30.
+    scan_saved_fp = -8
     #: Pointer authentication: the debuggers' names of the PAC mask registers.
     pac_mask_registers = {"gdb": pauth.GDB_MASK_REGISTERS[0], "lldb": pauth.LLDB_MASK_REGISTERS[0]}
     #: Debian's cross sysroots, where a target's libraries are found on another machine.

@@ -33,6 +33,8 @@ class Riscv64(Architecture):
     max_user_address = (1 << 47) - 1
     #: ``jal ra`` leaves the return address in ra: a leaf's CFA may be its sp.
     return_address_pushed = False
+    #: GCC's frame record: s0 one slot below ra.
+    scan_saved_fp = -8
     #: s0 is a frame pointer only where GCC keeps one; _start does not zero it.
     zero_fp_is_outermost = False
     sysroots = ("/usr/riscv64-linux-gnu",)

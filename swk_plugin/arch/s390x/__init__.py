@@ -36,6 +36,8 @@ class S390x(Architecture):
     max_user_address = (1 << 64) - 4096 - 1
     #: ``brasl %r14`` leaves the return address in r14: a leaf's caller is still there.
     return_address_pushed = False
+    #: the register save area: r11 at 88, r14 at 112.
+    scan_saved_fp = -24
     #: The caller's r15 is the CFA - 160 (registers.SAVE_AREA) where no slot holds it.
     sp_below_cfa = registers.SAVE_AREA
     #: r11 is a frame pointer only where GCC keeps one; _start does not zero it.
