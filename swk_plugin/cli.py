@@ -16,6 +16,7 @@ import signal
 import sys
 
 from .backends.core import CoreProcessState
+from .dwarf.lines import PREFETCH
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
 from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
@@ -112,6 +113,7 @@ def cmd_bt(args, out):
         raise SwkError("swk: a frame count must not be zero")
     opts = _options(args)
     check_merge(opts, "swk: ", "--")
+    PREFETCH[0] = True       # the modules on the stacks: their DWARF inflated while walking
     targets = args.pid if args.pid is not None else args.core
     if len(targets) > 1 and args.thread is not None:
         raise SwkError("swk: --thread is for one process")
@@ -367,5 +369,6 @@ def main(argv=None, out=None):
         print(f"swk: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 3
     finally:
+        PREFETCH[0] = False
         if collecting:          # as it was, for a caller in the same process
             gc.enable()

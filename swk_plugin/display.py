@@ -102,7 +102,7 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
     ps = frame.walker.process_state
     addr = frame.lookup_pc - lib.base
     try:
-        args, locals_ = var_plans(lib.module, shown.scope, addr)
+        args, locals_ = var_plans(lib.module, shown.scope, addr, args_only=args_only)
     except Exception:
         return None
     libraries, symbolize = vars_context(walk, ps)
@@ -342,7 +342,7 @@ def _line_plan(module, scope, addr, arch):
     location, size, plain kind, entry register or None), where and location as
     plans.var_plans says; None where an argument needs the general path."""
     try:
-        args = var_plans(module, scope, addr)[0]
+        args = var_plans(module, scope, addr, args_only=True)[0]
     except Exception:
         return None
     out = []

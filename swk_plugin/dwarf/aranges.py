@@ -2,7 +2,10 @@
 DW_AT_low_pc/high_pc/ranges for units that aranges leave out (a mixin of DwarfInfo)."""
 import bisect
 import struct
-from .units import DwarfError, uint
+from .units import DwarfError, uint, uleb
+
+#: DW_AT_low_pc, DW_AT_high_pc, DW_AT_ranges
+_PC_ATTRS = frozenset((0x11, 0x12, 0x55))
 
 
 class UnitMap:
@@ -40,7 +43,7 @@ class UnitMap:
                         end = off + 4 + length
                     if end <= off or end > n:
                         break
-                    if off not in covered:
+                    if off not in covered and self._may_have_ranges(info, off):
                         cu = self.unit_at(off)
                         if cu.unit_type in (1, 3, 4) and cu.ranges:
                             for lo, hi in cu.ranges:
@@ -49,6 +52,20 @@ class UnitMap:
                 except (IndexError, struct.error, ValueError, DwarfError):
                     break
         self._map = self._index(entries)
+
+    def _may_have_ranges(self, info, off):
+        """Whether the top DIE of the unit at ``off`` has pc attributes, by its abbreviation
+        alone: most units .debug_aranges leaves out have no code (an LTO program's early-debug
+        units: 180 of python3.11's), and need not be read."""
+        if off in self._cus:
+            return True
+        try:
+            cu = self._read_unit_header(info, off)
+            code, _pos = uleb(info, cu.die_off)
+            specs = self._abbrevs(cu.abbrev_off)[code][2]
+        except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+            return True
+        return any(at in _PC_ATTRS for at, _form, _imp in specs)
 
     @staticmethod
     def _index(entries):

@@ -14,7 +14,9 @@ TAG_lexical_block = 0x0b
 TAG_interface_type = 0x38
 SCOPE_TAGS = frozenset((TAG_namespace, TAG_class_type, TAG_structure_type, TAG_union_type,
                          TAG_enumeration_type, TAG_interface_type))
-RECORD_TAGS = SCOPE_TAGS | {TAG_subprogram, TAG_lexical_block}
+#: The DIEs a unit's function scan decodes: functions, and the scopes that qualify their
+#: names (a lexical block is none: a name is qualified past it, as if it were not there).
+RECORD_TAGS = SCOPE_TAGS | {TAG_subprogram}
 
 # DW_AT
 AT_sibling = 0x01

@@ -1,22 +1,46 @@
 """Questions about DIEs and their trees (a mixin of DwarfInfo): a DIE's attributes, its
-children, its parents, a whole subtree as DieNodes, and the unit an offset is in."""
+children, its parents, a whole subtree as DieNodes, and the unit an offset is in.
+
+A big function's tree is thousands of DIEs (``_PyEval_EvalFrameDefault``'s: 35,000 with
+its inlined calls) of which a walk needs the few on the way to one pc, so ``die_node``
+reads a DIE and leaves its children unread until asked for; each child's own subtree is
+passed over by its DW_AT_sibling (or a skip of its attributes' sizes), not decoded."""
+import bisect
 import struct
 
-from .constants import (DIE_ATTRS_FUNC)
+from .constants import AT_sibling, DIE_ATTRS_FUNC
 from .units import ALL_ATTRS, DwarfError, uint, uleb
 
 
 class DieNode:
-    """One DIE of a die_tree: offset, tag, {attribute: (form, value)}, children, parent."""
-    __slots__ = ("offset", "tag", "attrs", "cu", "children", "parent")
+    """One DIE: offset, tag, {attribute: (form, value)}, children, parent.  The children of
+    a node ``die_node`` made are read the first time they are asked for."""
+    __slots__ = ("offset", "tag", "attrs", "cu", "_kids", "parent", "_more")
 
     def __init__(self, offset, tag, attrs, cu):
         self.offset = offset
         self.tag = tag
         self.attrs = attrs
         self.cu = cu
-        self.children = []
+        self._kids = []
         self.parent = None
+        self._more = None        # (DwarfInfo, position after its attributes): children unread
+
+    @property
+    def children(self):
+        if self._more is not None:
+            self._read_kids()
+        return self._kids
+
+    def _read_kids(self):
+        more = self._more
+        if more is None:
+            return
+        owner = more[0]
+        with owner._lock:
+            if self._more is not None:
+                self._kids = owner._children_nodes(self, more[1])
+                self._more = None
 
     def __repr__(self):
         return f"<DieNode 0x{self.offset:x} tag 0x{self.tag:x}>"
@@ -67,9 +91,7 @@ class DieQueries:
             return []
         info = self.secs.view(".debug_info")
         tcu = r[0]
-        if tcu._abbrevs is None:
-            tcu._abbrevs = self._abbrevs(tcu.abbrev_off)
-        plans = {}
+        plans = self._plans_of(tcu)
         out = []
         pos = r[4]
         depth = 0
@@ -99,9 +121,7 @@ class DieQueries:
             with self._lock:
                 if cu._parents is None:
                     info = self.secs.view(".debug_info")
-                    if cu._abbrevs is None:
-                        cu._abbrevs = self._abbrevs(cu.abbrev_off)
-                    plans = {}
+                    plans = self._plans_of(cu)
                     par = {}
                     stack = []
                     pos = cu.die_off
@@ -126,11 +146,14 @@ class DieQueries:
         return cu._parents
 
     def _unit_containing(self, off):
-        for c in self._cus.values():
-            if c.offset <= off < c.end:
-                return c
-        p = self.info_base
-        while True:
+        """The unit holding ``off``: found by bisection among the unit headers read so far
+        (a chain from the section's start, extended only as far as ``off``)."""
+        starts = self._chain
+        i = bisect.bisect_right(starts, off) - 1
+        if i >= 0 and off < self._chain_ends[i]:
+            return self.unit_at(starts[i])
+        p = self._chain_ends[-1] if starts else self.info_base
+        while p <= off:
             info = self.secs.upto(".debug_info", p + 12)   # inflate only as far as off's unit
             if info is None or p + 11 > len(info):
                 break
@@ -138,6 +161,8 @@ class DieQueries:
             e = p + 12 + uint(info, p + 4, 8, self.little) if length == 0xFFFFFFFF else p + 4 + length
             if e <= p:
                 return None
+            starts.append(p)
+            self._chain_ends.append(e)
             if p <= off < e:
                 return self.unit_at(p)
             p = e
@@ -198,6 +223,93 @@ class DieQueries:
             return root
         except (IndexError, KeyError, struct.error, ValueError, DwarfError):
             return None
+
+    def die_node(self, cu, off):
+        """The DIE at ``off`` as a DieNode whose children are read when first asked for (and
+        theirs in turn): what a walk needs of a big function is the way to one pc, not the
+        whole tree.  Kept per offset; None on malformed DWARF."""
+        node = self._nodes.get(off)
+        if node is not None:
+            return node
+        other = self.routed(cu, off)
+        if other is not None:
+            node = other[0].die_node(other[1], off)
+        else:
+            target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
+            info = self.secs.view(".debug_info")
+            if info is None or target is None:
+                return None
+            try:
+                die, pos = self._read_die(info, off, target, ALL_ATTRS)
+            except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+                return None
+            if die is None:
+                return None
+            node = DieNode(off, die[0], die[2], target)
+            if die[1]:
+                node._more = (self, pos)
+        if node is not None:
+            if len(self._nodes) >= 65536:
+                self._nodes.clear()
+            self._nodes[off] = node
+        return node
+
+    def _children_nodes(self, parent, pos):
+        """The direct children of ``parent`` (its attributes end at ``pos``), each with its
+        own children unread; on malformed DWARF those read before the fault."""
+        cu = parent.cu
+        info = self.secs.view(".debug_info")
+        out = []
+        if info is None:
+            return out
+        end = cu.end
+        read_die = self._read_die
+        try:
+            while pos < end:
+                start = pos
+                die, pos = read_die(info, pos, cu, ALL_ATTRS)
+                if die is None:
+                    break
+                tag, has_children, attrs = die
+                node = DieNode(start, tag, attrs, cu)
+                node.parent = parent
+                out.append(node)
+                if has_children:
+                    node._more = (self, pos)
+                    pos = self._past_children(info, pos, cu, attrs)
+        except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+            pass
+        return out
+
+    def _past_children(self, info, pos, cu, attrs):
+        """Where the DIE after the one whose children start at ``pos`` begins: its
+        DW_AT_sibling when that points past ``pos`` within the unit, else the end of its
+        children found by skipping their attributes (no value is decoded)."""
+        sib = attrs.get(AT_sibling)
+        if sib is not None and isinstance(sib[1], int) and pos < sib[1] <= cu.end:
+            return sib[1]
+        plans = self._plans_of(cu)
+        abbrevs = cu._abbrevs
+        end = cu.end
+        depth = 1
+        n = 0
+        while True:
+            code, pos = uleb(info, pos)
+            if code == 0:
+                depth -= 1
+                if depth == 0:
+                    break
+                continue
+            n += 1
+            if abbrevs[code][1]:
+                sib = self._sibling(info, pos, cu, code, plans)
+                if sib is not None and pos < sib <= end:
+                    pos = sib
+                    continue
+                depth += 1
+            pos = self._skip_die(info, pos, cu, code, plans)
+        self.counts["dies_skipped"] += n
+        return pos
 
     def die_ranges(self, cu, attrs):
         """[(lo, hi)] of a DIE from its DW_AT_low_pc/high_pc or DW_AT_ranges ([] if empty)."""

@@ -14,17 +14,20 @@ import threading
 from ..elf.sections import debug_sections
 from .altfile import ALT_BASE, ALT_STR, ShiftedSections, open_alt
 from .aranges import UnitMap
-from .constants import (AT_GNU_addr_base, AT_addr_base, AT_comp_dir, AT_high_pc, AT_language,
+from .constants import (AT_GNU_addr_base, AT_sibling, AT_addr_base, AT_comp_dir, AT_high_pc, AT_language,
                         AT_low_pc, AT_name, AT_ranges, AT_rnglists_base, AT_stmt_list,
-                        AT_str_offsets_base, TAG_subprogram, DIE_ATTRS_FUNC, DIE_ATTRS_TOP,
+                        AT_str_offsets_base, TAG_subprogram, CPP_LANGS, DIE_ATTRS_FUNC, DIE_ATTRS_TOP,
                         RECORD_TAGS)
 from .dies import DieNode, DieQueries
 from .lineprog import LinePrograms
-from .units import FIXED_SIZES, DwarfError, Unit, cstr, sleb, uint, uleb
+from .units import FIXED_SIZES, AbbrevTable, DwarfError, Unit, cstr, sleb, uint, uleb
 
 
 
 _UNREAD = object()
+#: Tags whose subtrees hold no function and no scope a function's name is qualified by (an
+#: inlined call's parameters, variables, blocks and calls; a call site's parameters).
+_OPAQUE_TAGS = frozenset((0x1d, 0x48, 0x4109))      # inlined_subroutine, call_site, GNU_call_site
 
 
 class DwarfInfo(UnitMap, LinePrograms, DieQueries):
@@ -45,6 +48,14 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         self._map = None         # (los, his, prefix_max_hi, cu_offsets)
         self._amap = None        # the same from .debug_aranges alone
         self._abbrev_cache = {}
+        self._nodes = {}         # offset -> DieNode (die_node)
+        self._chain = []         # unit offsets from the section's start, as far as read
+        self._chain_ends = []
+        #: What has been read, for tests and benchmarks: DIEs decoded, DIEs passed over with
+        #: their attributes skipped (a subtree passed by its DW_AT_sibling is not counted),
+        #: units whose header and top DIE were read, line programs run and the rows they made.
+        self.counts = dict.fromkeys(("dies_read", "dies_skipped", "units_read", "line_programs",
+                                     "line_rows"), 0)
 
     def alt_info(self):
         """The DwarfInfo of the supplementary file (dwz) this file's DIEs refer to, or None."""
@@ -82,6 +93,7 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         cu = self._read_unit_header(info, off)
         self._read_top_die(info, cu)
         self._cus[off] = cu
+        self.counts["units_read"] += 1
         return cu
 
     def _read_unit_header(self, info, off):
@@ -134,29 +146,17 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         data = self.secs.get(".debug_abbrev")
         if data is None:
             raise DwarfError("no .debug_abbrev")
-        tab = {}
-        pos = abbrev_off
-        n = len(data)
-        while pos < n:
-            code, pos = uleb(data, pos)
-            if code == 0:
-                break
-            tag, pos = uleb(data, pos)
-            children = data[pos]
-            pos += 1
-            specs = []
-            while True:
-                at, pos = uleb(data, pos)
-                form, pos = uleb(data, pos)
-                if at == 0 and form == 0:
-                    break
-                implicit = None
-                if form == 0x21:
-                    implicit, pos = sleb(data, pos)
-                specs.append((at, form, implicit))
-            tab[code] = (tag, bool(children), tuple(specs))
-        self._abbrev_cache[abbrev_off] = tab
+        tab = self._abbrev_cache[abbrev_off] = AbbrevTable(data, abbrev_off)
         return tab
+
+    def _plans_of(self, cu):
+        """The unit's skip plans (abbreviation code -> _skip_plan), made as codes are met."""
+        plans = cu._plans
+        if plans is None:
+            plans = cu._plans = {}
+        if cu._abbrevs is None:
+            cu._abbrevs = self._abbrevs(cu.abbrev_off)
+        return plans
 
     def _read_form(self, data, pos, form, cu, implicit):
         """(value, new pos) of one attribute; strings are returned as ("strp", section, offset)
@@ -236,10 +236,11 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         abbrevs = cu._abbrevs
         if abbrevs is None:
             abbrevs = cu._abbrevs = self._abbrevs(cu.abbrev_off)
-        ab = abbrevs.get(code)
-        if ab is None:
-            raise DwarfError(f"unknown abbrev {code}")
-        tag, children, specs = ab
+        try:
+            tag, children, specs = abbrevs[code]
+        except KeyError:
+            raise DwarfError(f"unknown abbrev {code}") from None
+        self.counts["dies_read"] += 1
         attrs = {}
         read_form = self._read_form
         for at, form, implicit in specs:
@@ -479,6 +480,9 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         plan = plans.get(code)
         if plan is None:
             plan = plans[code] = self._skip_plan(cu, cu._abbrevs[code][2])
+        return self._run_plan(info, pos, cu, plan)
+
+    def _run_plan(self, info, pos, cu, plan):
         for step in plan:
             if step.__class__ is int:
                 pos += step
@@ -503,20 +507,46 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                 _v, pos = self._read_form(info, pos, form, cu, None)
         return pos
 
+    def _sibling(self, info, pos, cu, code, plans):
+        """The DW_AT_sibling of the DIE (abbreviation ``code``) whose attributes start at
+        ``pos``, read by skipping the attributes before it; None when it has none."""
+        sp = plans.get(-code)
+        if sp is None:
+            sp = False
+            specs = cu._abbrevs[code][2]
+            for i, (at, form, _imp) in enumerate(specs):
+                if at == AT_sibling and (0x11 <= form <= 0x14 or form in (0x10, 0x15)):
+                    sp = (self._skip_plan(cu, specs[:i]), form)
+                    break
+            plans[-code] = sp
+        if sp is False:
+            return None
+        v, _p = self._read_form(info, self._run_plan(info, pos, cu, sp[0]), sp[1], cu, None)
+        return v
+
     def _scan_funcs(self, cu):
-        """Walk the unit's DIEs once: function ranges and the scopes needed to name them."""
+        """Walk the unit's DIEs once: function ranges and the scopes needed to name them.
+        The subtrees of inlined calls and call sites (most of an optimised function's
+        DIEs) hold neither, and are passed over by their DW_AT_sibling."""
         info = self.secs.view(".debug_info")
         funcs = []                    # (lo, hi, die offset)
         scopes = {}                   # die offset -> (tag, attrs, nearest recorded ancestor)
         stack = []                    # recorded-ancestor offsets, one per open DIE with children
-        if cu._abbrevs is None:
-            cu._abbrevs = self._abbrevs(cu.abbrev_off)
+        plans = self._plans_of(cu)
         abbrevs = cu._abbrevs
-        plans = {}
         read_form = self._read_form
         pos = cu.die_off
         end = cu.end
         depth0 = True
+        seen = decoded = 0
+        # Only C++'s names are qualified by their scopes (names.py): elsewhere only the
+        # functions with code are decoded (not the declarations, nor the structs).
+        if cu.language in CPP_LANGS or cu.language is None:
+            record = RECORD_TAGS
+            wanted = None
+        else:
+            record = (TAG_subprogram,)
+            wanted = {}               # abbreviation code -> whether it has pc attributes
         while pos < end:
             die_off = pos
             code, pos = uleb(info, pos)
@@ -526,10 +556,11 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                 if not stack:
                     break
                 continue
-            ab = abbrevs.get(code)
-            if ab is None:
-                raise DwarfError(f"unknown abbrev {code}")
-            tag, children, specs = ab
+            try:
+                tag, children, specs = abbrevs[code]
+            except KeyError:
+                raise DwarfError(f"unknown abbrev {code}") from None
+            seen += 1
             if depth0:
                 depth0 = False
                 pos = self._skip_die(info, pos, cu, code, plans)
@@ -537,7 +568,7 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                     break
                 stack.append(None)
                 continue
-            if tag in RECORD_TAGS:
+            if tag in record and (wanted is None or _has_pc(wanted, code, specs)):
                 attrs = {}
                 for at, form, implicit in specs:
                     v, pos = read_form(info, pos, form, cu, implicit)
@@ -545,15 +576,25 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                         attrs[at] = (form, v)
                 parent = stack[-1] if stack else None
                 scopes[die_off] = (tag, attrs, parent)
+                decoded += 1
                 if tag == TAG_subprogram:
                     for lo, hi in self._die_ranges(cu, attrs):
                         funcs.append((lo, hi, die_off))
                 if children:
                     stack.append(die_off)
+            elif children and tag in _OPAQUE_TAGS:
+                sib = self._sibling(info, pos, cu, code, plans)
+                if sib is not None and pos < sib <= end:
+                    pos = sib
+                else:
+                    pos = self._skip_die(info, pos, cu, code, plans)
+                    stack.append(stack[-1] if stack else None)
             else:
                 pos = self._skip_die(info, pos, cu, code, plans)
                 if children:
                     stack.append(stack[-1] if stack else None)
+        self.counts["dies_read"] += decoded
+        self.counts["dies_skipped"] += seen - decoded
         cu._scopes = scopes
         funcs.sort()
         pmax = []
@@ -563,6 +604,14 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
                 m = f[1]
             pmax.append(m)
         return ([f[0] for f in funcs], [f[1] for f in funcs], [f[2] for f in funcs], pmax)
+
+
+def _has_pc(memo, code, specs):
+    """Whether DIEs of abbreviation ``code`` have DW_AT_low_pc or DW_AT_ranges (memoised)."""
+    v = memo.get(code)
+    if v is None:
+        v = memo[code] = any(at == AT_low_pc or at == AT_ranges for at, _form, _imp in specs)
+    return v
 
 
 __all__ = ["DwarfInfo", "DieNode", "DwarfError", "Unit"]

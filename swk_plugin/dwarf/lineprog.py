@@ -218,12 +218,37 @@ class LinePrograms:
         tomb2 = tomb1 - 1
         end = h["end"]
         pos = h["prog"]
+        # a special opcode's address advance (one operation per instruction) and line advance
+        spec_addr = [0] * 256
+        spec_line = [0] * 256
+        for op in range(opcode_base, 256):
+            adj = op - opcode_base
+            spec_addr[op] = (adj // line_range) * min_inst
+            spec_line[op] = line_base + adj % line_range
+        const_add = (255 - opcode_base) // line_range
+        rows = 0
+
+        def record_line_1(sf, ln, stmt, addr):
+            if ln == 0:
+                pcs = sf.pcs
+                last_ln = None
+                while pcs:
+                    last_ln = sf.lines[-1]
+                    if pcs[-1] != addr:
+                        break
+                    pcs.pop()
+                    sf.lines.pop()
+                    sf.stmts.pop()
+                if last_ln is None or last_ln == 0:
+                    return
+            sf.pcs.append(addr)
+            sf.lines.append(ln)
+            sf.stmts.append(stmt)
 
         while pos < end:
             # --- one sequence: a fresh state machine
             address = 0
             op_index = 0
-            file_idx = 1
             line = 1
             is_stmt = default_is_stmt
             discriminator = 0
@@ -233,45 +258,25 @@ class LinePrograms:
             recording = True
             last_line = 0
             nonzero_disc = False
-            cur = subfile_for(file_idx)
+            cur = subfile_for(1)
             end_seq = False
 
-            def record_line_1(sf, ln, stmt, addr):
-                if not recording or sf is None:
-                    return
-                if ln == 0:
-                    pcs = sf.pcs
-                    last_ln = None
-                    while pcs:
-                        last_ln = sf.lines[-1]
-                        if pcs[-1] != addr:
-                            break
-                        pcs.pop()
-                        sf.lines.pop()
-                        sf.stmts.pop()
-                    if last_ln is None or last_ln == 0:
-                        return
-                sf.pcs.append(addr)
-                sf.lines.append(ln)
-                sf.stmts.append(stmt)
-
-            while pos < end and not end_seq:
+            while pos < end:
                 op = data[pos]
                 pos += 1
-                emit = False
-                if op >= opcode_base:
-                    adj = op - opcode_base
-                    d = adj // line_range
+                if op >= opcode_base:                # special opcode: advance, then a row
                     if max_ops == 1:
-                        address += d * min_inst
+                        address += spec_addr[op]
                     else:
+                        d = (op - opcode_base) // line_range
                         address += ((op_index + d) // max_ops) * min_inst
                         op_index = (op_index + d) % max_ops
-                    delta = line_base + adj % line_range
+                    delta = spec_line[op]
                     line += delta
                     if delta:
                         nonzero_disc = discriminator != 0
-                    emit = True
+                elif op == 1:                        # copy: a row
+                    pass
                 elif op == 0:
                     ln, pos = uleb(data, pos)
                     ext_end = pos + ln
@@ -284,7 +289,9 @@ class LinePrograms:
                         recording = True
                         if cur is not None and last_subfile is not None:
                             record_line_1(last_subfile, 0, True, address)
-                    elif sub == 2:                   # set_address
+                        pos = ext_end
+                        break
+                    if sub == 2:                     # set_address
                         sz = ext_end - pos
                         a = uint(data, pos, sz, little) if sz > 0 else 0
                         if (a == 0 and a < lowpc) or a == tomb1 or a == tomb2:
@@ -299,75 +306,96 @@ class LinePrograms:
                         discriminator, _p = uleb(data, pos)
                         nonzero_disc = nonzero_disc or discriminator != 0
                     pos = ext_end
-                elif op == 1:                        # copy
-                    emit = True
-                elif op == 2:                        # advance_pc
-                    a, pos = uleb(data, pos)
-                    if max_ops == 1:
-                        address += a * min_inst
-                    else:
-                        address += ((op_index + a) // max_ops) * min_inst
-                        op_index = (op_index + a) % max_ops
-                elif op == 3:                        # advance_line
-                    a, pos = sleb(data, pos)
-                    line += a
-                    if a:
-                        nonzero_disc = discriminator != 0
-                elif op == 4:                        # set_file
-                    file_idx, pos = uleb(data, pos)
-                    sf = subfile_for(file_idx)
-                    if sf is not None:
-                        nonzero_disc = discriminator != 0
-                        cur = sf
-                    else:
-                        cur = None             # rows for an unknown file are not recorded
-                elif op == 5:                        # set_column
-                    _c, pos = uleb(data, pos)
-                elif op == 6:                        # negate_stmt
-                    is_stmt = not is_stmt
-                elif op == 7:                        # set_basic_block
-                    pass
-                elif op == 8:                        # const_add_pc
-                    d = (255 - opcode_base) // line_range
-                    if max_ops == 1:
-                        address += d * min_inst
-                    else:
-                        address += ((op_index + d) // max_ops) * min_inst
-                        op_index = (op_index + d) % max_ops
-                elif op == 9:                        # fixed_advance_pc
-                    address += uint(data, pos, 2, little)
-                    pos += 2
-                    op_index = 0
-                elif op in (10, 11):                 # prologue_end, epilogue_begin
-                    pass
-                elif op == 12:                       # set_isa
-                    _c, pos = uleb(data, pos)
+                    continue
                 else:
-                    for _ in range(std_lens[op - 1] if op - 1 < len(std_lens) else 0):
+                    if op == 5:                      # set_column
+                        while data[pos] & 0x80:
+                            pos += 1
+                        pos += 1
+                    elif op == 6:                    # negate_stmt
+                        is_stmt = not is_stmt
+                    elif op == 3:                    # advance_line
+                        a = data[pos]
+                        if a < 0x40:
+                            pos += 1
+                        elif a < 0x80:
+                            a -= 0x80
+                            pos += 1
+                        else:
+                            a, pos = sleb(data, pos)
+                        line += a
+                        if a:
+                            nonzero_disc = discriminator != 0
+                    elif op == 2:                    # advance_pc
+                        a = data[pos]
+                        if a < 0x80:
+                            pos += 1
+                        else:
+                            a, pos = uleb(data, pos)
+                        if max_ops == 1:
+                            address += a * min_inst
+                        else:
+                            address += ((op_index + a) // max_ops) * min_inst
+                            op_index = (op_index + a) % max_ops
+                    elif op == 4:                    # set_file
+                        file_idx, pos = uleb(data, pos)
+                        sf = subfile_for(file_idx)
+                        if sf is not None:
+                            nonzero_disc = discriminator != 0
+                            cur = sf
+                        else:
+                            cur = None             # rows for an unknown file are not recorded
+                    elif op == 8:                    # const_add_pc
+                        if max_ops == 1:
+                            address += const_add * min_inst
+                        else:
+                            address += ((op_index + const_add) // max_ops) * min_inst
+                            op_index = (op_index + const_add) % max_ops
+                    elif op == 9:                    # fixed_advance_pc
+                        address += uint(data, pos, 2, little)
+                        pos += 2
+                        op_index = 0
+                    elif op == 7 or op == 10 or op == 11:   # basic_block, prologue/epilogue marks
+                        pass
+                    elif op == 12:                   # set_isa
                         _c, pos = uleb(data, pos)
+                    else:
+                        for _ in range(std_lens[op - 1] if op - 1 < len(std_lens) else 0):
+                            _c, pos = uleb(data, pos)
+                    continue
 
-                if emit:
-                    # lnp_state_machine::record_line(false)
-                    if cur is not None and op_index == 0:
-                        file_changed = last_subfile is not cur
-                        ignore = ((file_changed and last_address == address and not is_stmt
-                                   and stmt_at_address) or line == 0)
-                        if file_changed and not ignore and last_subfile is not None:
-                            record_line_1(last_subfile, 0, True, address)
+                # a row: lnp_state_machine::record_line(false)
+                if cur is not None and op_index == 0:
+                    if cur is last_subfile:          # the usual row: same file as the last one
+                        if line != 0 and (line != last_line or not nonzero_disc):
+                            if recording:
+                                cur.pcs.append(address)
+                                cur.lines.append(line)
+                                cur.stmts.append(is_stmt)
+                                rows += 1
+                            last_line = line
+                    else:
+                        ignore = ((last_address == address and not is_stmt and stmt_at_address)
+                                  or line == 0)
                         if not ignore:
-                            if cur is not last_subfile or line != last_line or not nonzero_disc:
-                                last_subfile = cur
+                            if recording and last_subfile is not None:
+                                record_line_1(last_subfile, 0, True, address)
+                            last_subfile = cur
+                            if recording:
                                 record_line_1(cur, line, is_stmt, address)
-                                last_line = line
-                    if last_address != address:
-                        stmt_at_address = False
-                        last_address = address
-                    stmt_at_address = stmt_at_address or is_stmt
-                    discriminator = 0
+                                rows += 1
+                            last_line = line
+                if last_address != address:
+                    stmt_at_address = False
+                    last_address = address
+                stmt_at_address = stmt_at_address or is_stmt
+                discriminator = 0
             if not end_seq and last_subfile is not None:
                 end_seq = True
                 recording = True
                 record_line_1(last_subfile, 0, True, address)
+        self.counts["line_programs"] += 1
+        self.counts["line_rows"] += rows
 
         # dwarf_decode_lines: a symtab for every file of the table, in table order
         symtabs = []                       # subfiles owning a symtab, in allocation order
@@ -408,12 +436,13 @@ class LinePrograms:
                 continue
             # stable sort by pc, end markers (line 0) first among equal pcs
             pcs, lns = sf.pcs, sf.lines
-            if any(pcs[k] > pcs[k + 1] or (pcs[k] == pcs[k + 1] and lns[k + 1] == 0 and lns[k] != 0)
-                   for k in range(len(pcs) - 1)):
-                idx = sorted(range(len(pcs)), key=lambda k: (pcs[k], lns[k] != 0))
-                sf.pcs = [pcs[k] for k in idx]
-                sf.lines = [lns[k] for k in idx]
-                sf.stmts = [sf.stmts[k] for k in idx]
+            keys = list(zip(pcs, map(bool, lns), range(len(pcs))))
+            order = sorted(keys)
+            if order != keys:
+                stmts = sf.stmts
+                sf.pcs = [k[0] for k in order]
+                sf.lines = [lns[k[2]] for k in order]
+                sf.stmts = [stmts[k[2]] for k in order]
             out.append(sf)
         return out
 
@@ -422,13 +451,15 @@ class LinePrograms:
     def file_name(self, cu, index):
         """The name GDB gives line-table file ``index`` of the unit (as DW_AT_decl_file /
         DW_AT_call_file number it): the unit's own name for its primary file."""
-        data = self._line_data(cu.stmt_list) if cu.stmt_list is not None else None
-        if data is None:
-            return None
-        try:
-            h = self._line_header(data, cu.stmt_list, cu)
-        except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
-            return None
+        h = cu._line_head
+        if h is None:
+            data = self._line_data(cu.stmt_list) if cu.stmt_list is not None else None
+            if data is None:
+                return None
+            try:
+                h = cu._line_head = self._line_header(data, cu.stmt_list, cu)
+            except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
+                return None
         version = h["version"]
         files, dirs = h["files"], h["dirs"]
         i = index if version >= 5 else index - 1

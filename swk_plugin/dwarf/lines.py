@@ -6,6 +6,7 @@ by bisection the way GDB's ``find_pc_sect_line`` does; names come from
 names.py.  Malformed DWARF never raises out of a lookup: it yields None.
 """
 import bisect
+import os
 
 from ..elf.debugfile import attach_debug_file
 from ..elf.sections import debug_sections
@@ -14,7 +15,18 @@ from .constants import LANG_asm
 from .info import DwarfInfo
 from .names import FunctionNames
 
-__all__ = ["LineTable", "module_lines"]
+__all__ = ["LineTable", "module_lines", "prefetch_dwarf", "PREFETCH"]
+
+#: Whether a walk's first look at a module starts inflating its compressed DWARF in the
+#: background (prefetch_dwarf): what a backtrace printed at once will read (the command
+#: line, swk-bt turn it on while they walk); off for other uses (GDB's own bt through
+#: swk's unwinder, a program walking its own stacks through the API).
+PREFETCH = [False]
+_ALLOWED = os.environ.get("SWK_PREFETCH", "1") != "0"
+#: What a first walk reads of a module's DWARF, biggest and first needed first.
+_PREFETCHED = (".debug_info", ".debug_line", ".debug_loclists", ".debug_abbrev", ".debug_rnglists",
+               ".debug_str", ".debug_line_str", ".debug_addr", ".debug_str_offsets", ".debug_loc",
+               ".debug_ranges")
 
 
 class LineTable:
@@ -161,6 +173,41 @@ def _has_dwarf(module):
     except Exception:
         return False
     return secs.has(".debug_info") and (secs.has(".debug_line") or secs.has(".debug_aranges"))
+
+
+def prefetch_dwarf(module):
+    """Start inflating the module's compressed DWARF in the background (once per module):
+    called when a walk first meets the module, so that the sections its frames' lines,
+    names and arguments will read are being inflated while the walk goes on (a third of a
+    first walk of libc's frames, otherwise).  Only with a processor to spare: with none, the
+    inflating thread would take its time from the walk, and it inflates whole sections where
+    the walk may need their first part.  Sections over 64 MiB are left to be inflated as far
+    as they are read; SWK_PREFETCH=0 in the environment turns it off."""
+    if _ALLOWED and module.cache.peek("dwarf-prefetch") is None and _spare_processor():
+        module.cache.value("dwarf-prefetch", lambda: _prefetch(module))
+
+
+def _spare_processor():
+    """Whether the last minute's load (this process's own walk counting for one) leaves
+    about a processor this process may run on idle."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+        return os.getloadavg()[0] + 0.5 < cpus
+    except (AttributeError, OSError):
+        return False
+
+
+def _prefetch(module):
+    try:
+        target = module
+        if not _has_dwarf(module):
+            target = attach_debug_file(module)
+            if target is None or not _has_dwarf(target):
+                return False
+        debug_sections(target).prefetch(_PREFETCHED)
+    except Exception:   # nothing read ahead: the readers read as they need
+        return False
+    return True
 
 
 def module_lines(module):

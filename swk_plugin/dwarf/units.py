@@ -62,11 +62,74 @@ FIXED_SIZES = {0x0b: 1, 0x05: 2, 0x06: 4, 0x07: 8, 0x0c: 1, 0x11: 1, 0x12: 2, 0x
           0x28: 4, 0x29: 1, 0x2a: 2, 0x2b: 3, 0x2c: 4}
 
 
+class AbbrevTable(dict):
+    """A unit's abbreviations, {code: (tag, has_children, ((attribute, form, implicit), ...))},
+    decoded as far as the codes asked for so far: a unit read for its top DIE or for one
+    function uses a few of the hundreds GCC writes per unit (``table[code]``; ``get`` too)."""
+    __slots__ = ("_data", "_pos")
+
+    def __init__(self, data, pos):
+        super().__init__()
+        self._data = data
+        self._pos = pos           # where the next undecoded entry starts; None: all decoded
+
+    def __missing__(self, code):
+        data = self._data
+        pos = self._pos
+        n = len(data)
+        while pos is not None and pos < n:
+            c = data[pos]                       # LEB128s: most are one byte
+            if c < 0x80:
+                pos += 1
+            else:
+                c, pos = uleb(data, pos)
+            if c == 0:
+                pos = None
+                break
+            tag = data[pos]
+            if tag < 0x80:
+                pos += 1
+            else:
+                tag, pos = uleb(data, pos)
+            children = data[pos]
+            pos += 1
+            specs = []
+            while True:
+                at = data[pos]
+                if at < 0x80:
+                    pos += 1
+                else:
+                    at, pos = uleb(data, pos)
+                form = data[pos]
+                if form < 0x80:
+                    pos += 1
+                else:
+                    form, pos = uleb(data, pos)
+                if at == 0 and form == 0:
+                    break
+                implicit = None
+                if form == 0x21:
+                    implicit, pos = sleb(data, pos)
+                specs.append((at, form, implicit))
+            self.setdefault(c, (tag, bool(children), tuple(specs)))
+            if c == code:
+                self._pos = pos
+                return dict.__getitem__(self, c)
+        self._pos = None
+        raise KeyError(code)
+
+    def get(self, code, default=None):
+        try:
+            return self[code]
+        except KeyError:
+            return default
+
+
 class Unit:
     __slots__ = ("offset", "end", "version", "unit_type", "addr_size", "offsz", "abbrev_off",
                  "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
                  "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
-                 "_abbrevs", "_scopes", "_parents", "_names", "owner")
+                 "_abbrevs", "_scopes", "_parents", "_names", "owner", "_plans", "_line_head")
 
     def __init__(self):
         self.name = None
@@ -85,6 +148,8 @@ class Unit:
         self._scopes = None
         self._parents = None
         self._names = None
+        self._plans = None         # abbreviation code -> how to skip such a DIE (info._skip_plan)
+        self._line_head = None     # its line program's header (lineprog.py)
         #: the DwarfInfo that read the unit (a supplementary file's units are its own)
         self.owner = None
 

@@ -5,9 +5,11 @@ Debug sections may be compressed two ways: SHF_COMPRESSED with an Elf_Chdr
 older ``.zdebug_*`` sections (a "ZLIB" header).  ``inflate_section`` serves
 every section read (ElfModule.section(...).data, the CFI readers);
 ``DebugSections`` serves the DWARF readers and inflates .debug_info only as
-far as the units asked for have needed.
+far as the units asked for have needed; ``prefetch`` inflates sections a walk will
+need in a background thread while the walk goes on.
 """
 import struct
+import threading
 import zlib
 
 from ..errors import BadFileError
@@ -113,6 +115,63 @@ class DebugSections:
                 self._hdrs[name] = (sh_type, flags, offset, size)
         self._cache = {}
         self._lazy = {}
+        self._prefetching = False
+
+    def prefetch(self, names, max_size=64 << 20):
+        """Inflate the zlib-compressed ones of ``names`` (up to ``max_size`` bytes each) whole,
+        in that order, in a background thread: each in one zlib call, which holds no lock
+        and not the GIL, so the readers go on meanwhile (inflating what they need
+        themselves until it is done).  The file is read here, in the calling thread."""
+        if self._prefetching:
+            return
+        self._prefetching = True
+        todo = []
+        for name in names:
+            if name in self._cache:
+                continue
+            job = self._compressed(name)
+            if job is not None and job[2] <= max_size:
+                todo.append((name, *job))
+        if todo:
+            threading.Thread(target=self._inflate_all, args=(todo,), daemon=True,
+                             name="swk-inflate").start()
+
+    def _inflate_all(self, todo):
+        for name, raw, skip, size in todo:
+            if name in self._cache:
+                continue
+            try:
+                data = zlib.decompress(memoryview(raw)[skip:], bufsize=max(size, 1))
+            except (zlib.error, ValueError, MemoryError):
+                continue
+            self._cache.setdefault(name, data)    # readers take it from here on
+            self._lazy.pop(name, None)
+
+    def _compressed(self, name):
+        """(raw bytes, where its zlib stream starts, its size) of a zlib-compressed section,
+        else None."""
+        h = self._hdrs.get(name)
+        try:
+            if h is not None and h[0] != "SHT_NOBITS" and h[3] > 0:
+                hsz = 24 if self.is64 else 12
+                if not h[1] & SHF_COMPRESSED or h[3] <= hsz:
+                    return None
+                raw = self.module.read_file(h[2], h[3])
+                e = "<" if self.little else ">"
+                if self.is64:
+                    ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", raw, 0)
+                else:
+                    ch_type, size, _align = struct.unpack_from(e + "III", raw, 0)
+                return (raw, hsz, size) if ch_type == ELFCOMPRESS_ZLIB else None
+            if name.startswith(".debug_"):
+                z = self._hdrs.get(".zdebug_" + name[7:])
+                if z is not None and z[0] != "SHT_NOBITS" and z[3] > 12:
+                    raw = self.module.read_file(z[2], z[3])
+                    if raw[:4] == b"ZLIB":
+                        return raw, 12, int.from_bytes(raw[4:12], "big")
+        except (BadFileError, struct.error, ValueError, OSError):
+            return None
+        return None
 
     def has(self, name):
         h = self._hdrs.get(name)
@@ -155,7 +214,10 @@ class DebugSections:
 
     def view(self, name):
         """What has been inflated of the section so far (readers of a unit that upto()
-        brought in); the whole section when nothing partial is under way."""
+        brought in); the whole section when nothing partial is under way, or once the
+        prefetching thread has inflated it."""
+        if name in self._cache:
+            return self._cache[name]
         lazy = self._lazy.get(name)
         if lazy is not None:
             return lazy.data

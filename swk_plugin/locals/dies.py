@@ -1,6 +1,5 @@
 """Small helpers over lines.py's _Dwarf reader: attribute lookups that follow
 DW_AT_abstract_origin / DW_AT_specification the way GDB's dwarf2_attr does."""
-from ..dwarf.dies import DieNode
 from .dwarfconst import AT_abstract_origin, AT_specification
 
 _SIGNED_FORMS = frozenset((0x0d, 0x21))           # sdata, implicit_const
@@ -12,11 +11,9 @@ def ref(v):
 
 
 def node_at(d, cu, off):
-    """The DIE at ``off`` (attributes only, no children) as a DieNode, or None."""
-    r = d.die_full(cu, off)
-    if r is None:
-        return None
-    return DieNode(off, r[1], r[2], r[0])
+    """The DIE at ``off`` as a DieNode (its children read only if asked for), or None; the
+    reader keeps it per offset (abstract origins are asked for again and again)."""
+    return d.die_node(cu, off)
 
 
 def chain_attr(d, node, at, depth=16):

@@ -15,13 +15,17 @@ from . import dies
 from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin, AT_call_return_pc,
                          AT_call_tail_call, AT_call_target, AT_call_value, AT_declaration,
                          AT_GNU_call_site_data_value, AT_GNU_call_site_target, AT_GNU_call_site_value,
-                         AT_GNU_tail_call, AT_linkage_name, AT_location, AT_low_pc, AT_name, AT_ranges,
-                         AT_specification,
+                         AT_GNU_tail_call, AT_high_pc, AT_linkage_name, AT_location, AT_low_pc, AT_name,
+                         AT_ranges, AT_specification, TAG_catch_block, TAG_inlined_subroutine,
+                         TAG_lexical_block, TAG_try_block,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
 from .locations import (ENTRY_LOOP, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, _low_end,
                         find_location_expr, is_loclist)
 from .scopes import Scope, engine_for
 from .types import strip_typedefs
+
+#: The scopes a call site may sit in below its function.
+_SCOPE_TAGS = (TAG_inlined_subroutine, TAG_lexical_block, TAG_try_block, TAG_catch_block)
 
 
 def call_sites(fn):
@@ -45,6 +49,49 @@ def call_sites(fn):
                     stack.append(c)
         fn._call_sites = out
     return fn._call_sites
+
+
+def call_site_at(fn, pc):
+    """The call-site DIE of ``fn`` whose return pc is unbiased ``pc``, or None.  A compiler
+    puts a call site in the innermost scope of its call instruction (pc - 1), so the scopes
+    holding that are searched first, reading only their DIEs; every call site of the
+    function only when they have none."""
+    if fn._call_sites is not None:
+        return fn._call_sites.get(pc)
+    memo = fn.engine.module.cache.memo("call-site-at")
+    key = (fn.die, pc)
+    hit = memo.get(key, memo)
+    if hit is memo:
+        hit = _site_on_path(fn, pc)
+        if hit is None:
+            hit = call_sites(fn).get(pc)
+        memo.put(key, hit)
+    return hit
+
+
+def _site_on_path(fn, pc):
+    eng = fn.engine
+    d = eng.d
+    node = eng.tree(fn.cu, fn.die)
+    if node is None:
+        return None
+    want = pc - 1
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        for c in n.children:
+            tag = c.tag
+            if tag in (TAG_call_site, TAG_GNU_call_site):
+                a = c.attrs.get(AT_call_return_pc) or c.attrs.get(AT_low_pc)
+                if a is not None and d.address(c.cu, a[1]) == pc:
+                    return c
+            elif tag in _SCOPE_TAGS:
+                a = c.attrs
+                if AT_ranges in a or (AT_low_pc in a and AT_high_pc in a):
+                    if not any(lo <= want < hi for lo, hi in d.die_ranges(c.cu, a)):
+                        continue
+                todo.append(c)
+    return None
 
 
 def call_target(eng, site):
@@ -145,7 +192,7 @@ def _reaches_itself(eng, entry):
     todo = [entry]
     while todo:
         a = todo.pop()
-        fn = eng.function_at(a)
+        fn = eng.function_head_at(a)      # its call sites: no scope tree needed
         if fn is None:
             continue
         for site in call_sites(fn).values():
@@ -337,7 +384,7 @@ def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
         return hit
     plan = None
     fn = eng.function_at(caller_ra - 1)
-    site = call_sites(fn).get(caller_ra) if fn is not None else None
+    site = call_site_at(fn, caller_ra) if fn is not None else None
     if site is not None:
         scopes = eng.scopes_at(caller_ra - 1)
         scope = scopes[-1] if scopes else Scope("function", fn.name, fn, fn.block)

@@ -121,32 +121,38 @@ def located_plan(var, addr):
         return None
 
 
-def var_plans(module, scope, addr):
+def var_plans(module, scope, addr, args_only=False):
     """([(Variable, plan or None, type name)], same for locals) of a scope at an unbiased
     address, worked out once: they depend only on the module's DWARF.  A plan is ("cfa",
     offset, size, kind, entry) (int_on_cfa_plan), or located_plan's ("reg" | "cfa" |
     "entry", ..., size, kind) with ``entry``, kind as plain_kind says; ``entry`` is where a
     parameter's entry value is keyed (entry_register), None for locals (an "entry" plan is
     made only where that is the register its location names, or nothing: an inlined call's
-    parameter, whose entry value is its frame's)."""
+    parameter, whose entry value is its frame's).  ``args_only``: the locals' plans (their
+    types and location lists: a frame line shows none of them) are left unmade, () given."""
     memo = module.cache.memo("var-plans")
     key = (scope, addr)
     hit = memo.get(key)
     if hit is None:
         args, locals_ = frame_variables(scope, addr)
+        hit = memo.put(key, [[_plan(v, addr) for v in args], locals_, None])
+    if args_only:
+        return hit[0], ()
+    if hit[2] is None:
+        hit[2] = [_plan(v, addr) for v in hit[1]]
+    return hit[0], hit[2]
 
-        def plan(var):
-            # a parameter also says where its entry value is keyed: a register, or ("fb", N)
-            # for one passed on the stack (its call site's DW_OP_breg<sp> N)
-            entry = entry_register(var) if var.is_param else None
-            p = int_on_cfa_plan(var)
-            if p is not None:
-                p = ("cfa", *p, entry)
-            else:
-                p = located_plan(var, addr)
-                if p is not None:
-                    # the value on entry of a parameter keyed elsewhere: the general path
-                    p = None if p[0] == "entry" and entry not in (None, p[1]) else (*p, entry)
-            return var, p, (type_name(var.type) if p is not None else None)
-        hit = memo.put(key, ([plan(v) for v in args], [plan(v) for v in locals_]))
-    return hit
+
+def _plan(var, addr):
+    # a parameter also says where its entry value is keyed: a register, or ("fb", N)
+    # for one passed on the stack (its call site's DW_OP_breg<sp> N)
+    entry = entry_register(var) if var.is_param else None
+    p = int_on_cfa_plan(var)
+    if p is not None:
+        p = ("cfa", *p, entry)
+    else:
+        p = located_plan(var, addr)
+        if p is not None:
+            # the value on entry of a parameter keyed elsewhere: the general path
+            p = None if p[0] == "entry" and entry not in (None, p[1]) else (*p, entry)
+    return var, p, (type_name(var.type) if p is not None else None)

@@ -230,17 +230,108 @@ class _Sym:
 
 
 class _Block:
-    __slots__ = ("kind", "node", "ranges", "syms", "children", "parent", "cplus", "_order")
+    """One of GDB's blocks, filled (its symbols, its blocks) only when first asked for: a
+    walk needs the blocks on the way to its pcs, not the hundreds of inlined calls and
+    lexical blocks a big function holds (``_PyEval_EvalFrameDefault``: 1,100 and 480).
 
-    def __init__(self, kind, node, ranges, parent):
+    A lexical block GDB keeps only when it ends up with a symbol (else its blocks take its
+    place in its parent) stays *undecided* in its parent's list until a walk's pc lies in
+    its extent, or until someone asks for every block (``children``); ``child_at`` passes
+    over one whose extent misses the pc, as its blocks lie within it (GDB clamps an inner
+    block that does not to its outer one)."""
+    __slots__ = ("kind", "node", "ranges", "_syms", "_children", "parent", "cplus", "_order",
+                 "_fill", "_busy", "undecided", "lock")
+
+    def __init__(self, kind, node, ranges, parent, lock):
         self.kind = kind             # "function" | "inline" | "lexical"
         self.node = node
         self.ranges = ranges
-        self.syms = []
-        self.children = []
+        self._syms = []
+        self._children = []
         self.parent = parent
         self.cplus = node.cu.language in LANG_CPP
         self._order = None
+        self._fill = None            # the _BlockBuilder that fills it, until it has
+        self._busy = False
+        self.undecided = False       # a lexical block not yet known to be kept (see above)
+        self.lock = lock             # its function's engine's: one block is filled at a time
+
+    @property
+    def syms(self):
+        if self._fill is not None:
+            self._filled()
+        return self._syms
+
+    @property
+    def children(self):
+        """Every block of this one, in GDB's order (undecided ones decided)."""
+        kids = self.children_read()
+        if any(c.undecided for c in kids):
+            with self.lock:
+                i = 0
+                while i < len(kids):
+                    if kids[i].undecided:
+                        self._decide(i)
+                    else:
+                        i += 1
+        return kids
+
+    def children_read(self):
+        """The block's list of blocks with undecided lexical blocks left in it."""
+        if self._fill is not None:
+            self._filled()
+        return self._children
+
+    def child_at(self, addr, inline=True):
+        """The first of the block's blocks (GDB's order) holding ``addr``; only lexical
+        blocks if not ``inline``; None if none does."""
+        kids = self.children_read()
+        i = 0
+        while i < len(kids):
+            c = kids[i]
+            if c.undecided:
+                if c.in_hull(addr):
+                    with self.lock:
+                        if c.undecided and i < len(kids) and kids[i] is c:
+                            self._decide(i)
+                    continue
+                i += 1
+                continue
+            if (inline or c.kind != "inline") and c.contains(addr):
+                return c
+            i += 1
+        return None
+
+    def in_hull(self, addr):
+        """Whether ``addr`` lies between the block's lowest and highest address."""
+        return min(lo for lo, _hi in self.ranges) <= addr < max(hi for _lo, hi in self.ranges)
+
+    def _decide(self, i):
+        """Keep undecided block ``i`` if it has a symbol, else put its blocks in its place."""
+        c = self._children[i]
+        c.undecided = False
+        if c._fill is not None:
+            c._filled()
+        if not c._syms:
+            for g in c._children:                            # no block: its blocks move up
+                g.parent = self
+            self._children[i:i + 1] = c._children
+
+    def _filled(self):
+        builder = self._fill
+        if builder is None:
+            return
+        with self.lock:              # another thread filling it: wait for it
+            if self._fill is None or self._busy:
+                return               # this thread is filling it (its own lists, as they grow)
+            self._busy = True
+            try:
+                builder.fill(self)
+            except Exception:        # malformed DWARF: the symbols and blocks read before it
+                pass
+            finally:
+                self._fill = None
+                self._busy = False
 
     def contains(self, addr):
         for lo, hi in self.ranges:
@@ -278,13 +369,22 @@ class _BlockBuilder:
         ranges = self.bounds(node)
         if not ranges:
             return None
-        blk = _Block(kind, node, ranges, parent)
-        if kind == "inline":
-            # the inlined function's own symbol lands in its block (list_in_scope after push)
-            blk.syms.append(_Sym(self._name(node) or "", node, "other"))
-        self.children(node, blk, blk.syms, True)
-        self.inherit(node, blk, blk.syms, True)
+        blk = _Block(kind, node, ranges, parent, self.e._lock)
+        blk._fill = self              # filled when its symbols or blocks are asked for
+        if kind == "function":
+            blk._filled()
         return blk
+
+    def fill(self, blk):
+        """The block's symbols and blocks, from its DIE's children and its abstract origin's."""
+        node = blk.node
+        syms = blk._syms
+        in_func = blk.kind != "lexical"
+        if blk.kind == "inline":
+            # the inlined function's own symbol lands in its block (list_in_scope after push)
+            syms.append(_Sym(self._name(node) or "", node, "other"))
+        self.children(node, blk, syms, in_func)
+        self.inherit(node, blk, syms, in_func)
 
     def lexical_block(self, node, parent, syms, in_func):
         ranges = self.bounds(node)
@@ -293,15 +393,10 @@ class _BlockBuilder:
             return
         if not ranges:
             return
-        blk = _Block("lexical", node, ranges, parent)
-        self.children(node, blk, blk.syms, False)
-        self.inherit(node, blk, blk.syms, False)
-        if blk.syms:
-            parent.children.append(blk)
-        else:
-            for c in blk.children:                           # no block: its blocks move up
-                c.parent = parent
-                parent.children.append(c)
+        blk = _Block("lexical", node, ranges, parent, self.e._lock)
+        blk._fill = self
+        blk.undecided = True          # kept if it has a symbol: decided when a pc needs it
+        parent._children.append(blk)
 
     def children(self, node, blk, syms, in_func):
         for c in node.children:
@@ -312,7 +407,7 @@ class _BlockBuilder:
         if tag == TAG_inlined_subroutine:
             sub = self.func_block(c, blk, "inline")
             if sub is not None:
-                blk.children.append(sub)
+                blk._children.append(sub)
         elif tag in _BLOCK_TAGS:
             self.lexical_block(c, blk, syms, in_func)
         elif tag == TAG_variable:
@@ -466,18 +561,13 @@ class _Engine:
         self.types = TypeReader(self.d, lines, _long_double_format(module))
         self._funcs = {}
         self._heads = {}            # DIE offset -> Function without its scope tree (function_head_at)
-        self._trees = {}
         self._fn_at = {}            # address -> Function (a walk asks for the same pcs again)
         self._scopes_memo = {}      # address -> [Scope]
         self._lock = threading.RLock()
 
     def tree(self, cu, off):
-        t = self._trees.get(off)
-        if t is None:
-            t = self.d.die_tree(cu, off)
-            if t is not None:
-                self._trees[off] = t
-        return t
+        """The DIE at ``off``, its subtree read as far as it is walked (dwarf/dies.die_node)."""
+        return self.d.die_node(cu, off)
 
     def function_at(self, addr):
         """The Function holding unbiased addr; remembered per address (a walk asks for the
@@ -564,11 +654,7 @@ class _Engine:
         path = [fn.block]
         b = fn.block
         while True:
-            nxt = None
-            for c in b.children:
-                if c.contains(addr):
-                    nxt = c
-                    break
+            nxt = b.child_at(addr)
             if nxt is None:
                 break
             path.append(nxt)
@@ -592,11 +678,7 @@ class _Engine:
         path = [scope.block]
         b = scope.block
         while True:
-            nxt = None
-            for c in b.children:
-                if c.kind != "inline" and c.contains(addr):
-                    nxt = c
-                    break
+            nxt = b.child_at(addr, inline=False)
             if nxt is None:
                 break
             path.append(nxt)

@@ -15,7 +15,7 @@ process's [(module, bias)], searched in order for a callee named only by its
 linkage name (a call into another library), as GDB's minimal symbols are.
 """
 from ..elf.symbols import module_symbols
-from .entry import call_sites, call_target, is_tail_call
+from .entry import call_site_at, call_sites, call_target, is_tail_call
 from .scopes import engine_for
 
 #: Bounds on the search: tail-call sites visited, chains compared.
@@ -101,7 +101,7 @@ def tail_call_chain(caller_module, caller_bias, caller_ra, callee_entry, librari
         return []
     try:
         fn = eng.function_at(caller_ra - caller_bias - 1)
-        site = call_sites(fn).get(caller_ra - caller_bias) if fn is not None else None
+        site = call_site_at(fn, caller_ra - caller_bias) if fn is not None else None
         if site is None:
             return []
         resolver = _Resolver(libraries)

@@ -3,6 +3,7 @@
 Services over a ProcessState (and its LibraryState), shared by the steppers,
 the analysis and the back-ends' unwinder hooks.
 """
+from ..dwarf.lines import PREFETCH, prefetch_dwarf
 from ..elf.symbols import module_symbols
 from ..errors import MemoryReadError
 
@@ -24,6 +25,10 @@ def function_at(ps, addr):
     lib, mod = module_at(ps, addr)
     if mod is None:
         return _looked_up(ps, addr) if lib is None else None
+    ahead = ps.cache.memo("dwarf-prefetch") if PREFETCH[0] else None
+    if ahead is not None and not ahead:
+        # a frame is in it, above main so far: its lines, names and arguments will be shown
+        prefetch_dwarf(mod)
     table = module_symbols(mod)
     if table is None:
         return None
@@ -31,6 +36,8 @@ def function_at(ps, addr):
     if hit is None:
         return None
     sym, _off = hit
+    if ahead is not None and sym.name == "main":
+        ahead.put("past main", True)     # GDB's bt stops here: nothing below is read ahead
     start = sym.value + lib.base
     end = start + sym.size if sym.size else None
     return start, end

@@ -5,6 +5,7 @@ import traceback
 
 import gdb
 
+from ...dwarf.lines import PREFETCH
 from ...errors import SwkError
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
 from ...options import FRAME_INFO, SETTINGS, BtOptions, parse_bt_args
@@ -211,10 +212,14 @@ set swk debug on|off."""
         walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
         tids = ps.get_thread_ids() if opts.all else [ps.get_default_thread()]
-        run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
-               native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
-               top_inlines=lambda tid: top_inline_frames(ps.gdb_thread(tid)),
-               debug_sink=_write_stderr if session.debug else None, write=gdb.write)
+        PREFETCH[0] = True           # its walk's modules: their DWARF inflated meanwhile
+        try:
+            run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
+                   native=lambda tid: native_backtrace(ps.gdb_thread(tid)),
+                   top_inlines=lambda tid: top_inline_frames(ps.gdb_thread(tid)),
+                   debug_sink=_write_stderr if session.debug else None, write=gdb.write)
+        finally:
+            PREFETCH[0] = False
 
 
 def _gdb_print_settings():

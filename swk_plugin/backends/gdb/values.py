@@ -11,6 +11,7 @@ for it is GDB's text used: swk's own printer already prints plain values as GDB 
 import gdb
 
 _AGGREGATE = (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION)
+_NONE = object()         # no printer takes the type
 
 
 def _scope_block(pc, depth):
@@ -49,12 +50,34 @@ class GdbValuePrinter:
     def __init__(self):
         #: pointer types no printer took, while the objfiles (and so the printers) stay
         self._plain = (None, set())
+        #: swk's Type of a variable (one per type DIE) -> GDB's type of its symbol, or False
+        #: where no printer takes that type: while the objfiles stay the same.  Finding the
+        #: symbol has GDB expand its unit's symbols (block_for_pc), the costliest step of a
+        #: first swk-bt on a big program, and a walk meets the same few types again and again.
+        self._types = (None, {})
 
     def __call__(self, req):
-        sym = find_symbol(req.pc, req.scope_depth, req.var.name, req.var.is_param)
-        if sym is None:
+        key = len(gdb.objfiles())
+        held, types = self._types
+        if held != key:
+            types = {}
+            self._types = (key, types)
+        swk_type = req.var.type
+        t = types.get(swk_type)
+        if t is False:
             return None
-        t = sym.type
+        if t is None:
+            sym = find_symbol(req.pc, req.scope_depth, req.var.name, req.var.is_param)
+            if sym is None:
+                return None
+            t = sym.type
+        text = self._text(t, req)
+        types[swk_type] = t if text is not _NONE else False
+        return text if text is not _NONE else None
+
+    def _text(self, t, req):
+        """GDB's text for the value as type ``t`` by its printer, None where it cannot be
+        given that type, _NONE where no printer takes the type."""
         base = t.strip_typedefs()
         vv = req.value
         if base.code == gdb.TYPE_CODE_PTR:
@@ -65,7 +88,7 @@ class GdbValuePrinter:
                 return None
             referent = gdb.Value(int.from_bytes(vv.data, vv.byteorder)).cast(target.pointer()).dereference()
             if gdb.default_visualizer(referent) is None:
-                return None
+                return _NONE
             value = referent.reference_value() if base.code == gdb.TYPE_CODE_REF \
                 else referent.rvalue_reference_value()
         else:
@@ -78,7 +101,7 @@ class GdbValuePrinter:
                     return None
                 value = gdb.Value(vv.data, t)
             if gdb.default_visualizer(value) is None:
-                return None
+                return _NONE
         return value.format_string(summary=req.summary) if req.summary else value.format_string()
 
     def _pointer(self, t, vv, summary):
@@ -93,9 +116,9 @@ class GdbValuePrinter:
             self._plain = (key, plain)
         name = str(t)
         if name in plain:
-            return None
+            return _NONE
         value = gdb.Value(vv.data, t)
         if gdb.default_visualizer(value) is None:
             plain.add(name)
-            return None
+            return _NONE
         return value.format_string(summary=summary) if summary else value.format_string()

@@ -1,0 +1,285 @@
+"""Big programs' first walk reads only the DWARF its stack needs (issue 25, item 4).
+
+On Debian's own python3.11 (python3.11-dbg's DWARF: LTO units, compressed sections), its
+libc (libc6-dbg) and liblua5.4 (liblua5.4-0-dbg: dwz-compressed, a supplementary file):
+
+* a frame of ``_PyEval_EvalFrameDefault`` (7,000 DIEs of its own, 35,000 with the abstract
+  trees of what it inlines) reads a fraction of them, counted by the DWARF reader's own
+  counters, and a few of python3.11's 253 units;
+* what is read lazily is what an eager read gives: the DIE subtree read child by child
+  (skipping subtrees by DW_AT_sibling) is pyelftools' tree; a unit's functions found while
+  passing over inlined calls' subtrees are those a walk over every DIE finds; the scopes
+  and variables at hundreds of lines of each of 11 big functions, with their blocks filled
+  only as pcs need them and in a random order, are those of the block tree filled whole;
+  the call site at a return address found through the scopes holding the call is the one
+  among all of the function's call sites;
+* the line tables (decoded by the faster decoder) give GDB's own ``info line *ADDR``;
+* sections inflated ahead in a background thread are the bytes pyelftools inflates.
+
+Every reader here is made on fresh ElfModules (not open_module's shared ones), so its
+counters count this test's reads only.
+"""
+import os
+import random
+import re
+import subprocess
+import threading
+
+import pytest
+
+import swk_suite as S
+
+from swk_plugin.dwarf.lines import module_lines
+from swk_plugin.elf.debugfile import attach_debug_file
+from swk_plugin.elf.module import ElfModule
+from swk_plugin.elf.sections import DebugSections
+from swk_plugin.elf.symbols import module_symbols
+from swk_plugin.locals.entry import call_site_at, call_sites
+from swk_plugin.locals.scopes import engine_for
+
+PY = "/usr/bin/python3.11"
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+LUA = "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0"
+PACKAGES = {PY: "python3.11 python3.11-dbg", LIBC: "libc6-dbg", LUA: "liblua5.4-0-dbg"}
+
+
+def fresh(path):
+    """A module of its own (open_module shares one per file): its readers count from zero."""
+    S.need_path(path, PACKAGES[path])
+    real = os.path.realpath(path)
+    return ElfModule(path=real, name=path)
+
+
+def engine(path):
+    eng = engine_for(fresh(path))
+    if eng is None:
+        S.missing(f"no DWARF for {path}", S.install_hint(PACKAGES[path]))
+    return eng
+
+
+def function_named(eng, name):
+    """The Function (DWARF subprogram) at the ELF symbol ``name``."""
+    hits = [s for s in module_symbols(eng.module).by_name(name) if s.value]
+    assert hits, f"{eng.module.name} has no symbol {name}"
+    fn = eng.function_at(hits[0].value)
+    assert fn is not None and fn.entry_pc == hits[0].value, (name, fn)
+    return fn
+
+
+def row_pcs(d, fn):
+    """Every address a line-table row of ``fn``'s unit starts at inside ``fn``."""
+    return sorted({pc for sf in d.lines_for(fn.cu) for pc in sf.pcs if fn.contains(pc)})
+
+
+def subtree_size(node):
+    n, todo = 0, [node]
+    while todo:
+        x = todo.pop()
+        n += 1
+        todo.extend(x.children)
+    return n
+
+
+def view(eng, pc):
+    """What the engine says at ``pc``: its scopes, and each scope's arguments and locals."""
+    out = []
+    for s in eng.scopes_at(pc):
+        args, locs = eng.frame_variables(s, pc)
+        out.append((s.kind, s.name, s.call_file, s.call_line, s.die, tuple(s.ranges),
+                    [(v.name, v.is_param, v.die, v.loc_class, tuple(v.block.ranges)) for v in args + locs]))
+    return out
+
+
+def fill_whole(blk):
+    """Fill and decide every block below ``blk``: the block tree as an eager build makes it."""
+    todo = [blk]
+    while todo:
+        b = todo.pop()
+        b.syms
+        todo.extend(b.children)
+
+
+# --- reading a fraction -----------------------------------------------------------------------
+
+def test_one_frame_of_python_reads_a_fraction_of_its_function_and_unit():
+    eng = engine(PY)
+    d = eng.d
+    hit = [s for s in module_symbols(eng.module).by_name("_PyEval_EvalFrameDefault") if s.value][0]
+    pc = hit.value + hit.size // 2
+    before = dict(d.counts)
+    scopes = eng.scopes_at(pc)
+    assert scopes and scopes[-1].name == "_PyEval_EvalFrameDefault", scopes
+    for s in scopes:
+        eng.frame_variables(s, pc)
+    read = d.counts["dies_read"] - before["dies_read"]
+    units = d.counts["units_read"] - before["units_read"]
+
+    other = engine(PY)                       # the eager reader, on a module of its own
+    fn = scopes[-1].function
+    before = other.d.counts["dies_read"]
+    fill_whole(other.function_at(pc).block)
+    eager = other.d.counts["dies_read"] - before
+    cu = other.d.unit_at(fn.cu.offset)
+    in_unit = len(other.d.parents(cu))
+    in_function = subtree_size(other.d.die_tree(cu, fn.die))
+    total_units = 0
+    off = 0
+    info = other.d.secs.get(".debug_info")
+    while off + 11 < len(info):
+        off = other.d._read_unit_header(info, off).end
+        total_units += 1
+    print(f"one frame: {read} DIEs decoded (the whole block tree: {eager}; the function's own "
+          f"subtree: {in_function}, its unit: {in_unit}); {units} of {total_units} units read")
+    assert read * 4 < eager, (read, eager)
+    assert read < in_function and read < in_unit, (read, in_function, in_unit)
+    assert units * 20 < total_units, (units, total_units)
+
+
+def test_a_call_site_is_found_without_reading_every_call_site():
+    eng = engine(PY)
+    fn = function_named(eng, "_PyEval_EvalFrameDefault")
+    lazy = engine(PY)
+    lfn = lazy.function_at(fn.entry_pc)
+    d = lazy.d
+    sites = call_sites(fn)                   # every call site of the function, the eager way
+    assert len(sites) > 300, len(sites)
+    before = d.counts["dies_read"]
+    pc, site = sorted(sites.items())[len(sites) // 2]
+    found = call_site_at(lfn, pc)
+    one = d.counts["dies_read"] - before
+    assert found is not None and found.offset == site.offset
+    assert one * 4 < len(sites), (one, len(sites))
+    rng = random.Random(S.SEED)
+    for pc, site in rng.sample(sorted(sites.items()), 300):
+        got = call_site_at(lfn, pc)
+        assert got is not None and got.offset == site.offset, hex(pc)
+    for pc in rng.sample(row_pcs(eng.d, fn), 100):
+        if pc not in sites:
+            assert call_site_at(lfn, pc) is None, hex(pc)
+
+
+# --- lazy == eager ---------------------------------------------------------------------------
+
+def pyelftools_tree(path, offset):
+    """[(offset, tag number, parent offset, attribute numbers)] of the subtree at ``offset``,
+    as pyelftools reads it."""
+    from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_TAG
+    from elftools.elf.elffile import ELFFile
+    with open(path, "rb") as f:
+        dw = ELFFile(f).get_dwarf_info()
+        root = dw.get_DIE_from_refaddr(offset)
+        out = []
+        todo = [(root, None)]
+        while todo:
+            die, parent = todo.pop()
+            tag = die.tag if isinstance(die.tag, int) else ENUM_DW_TAG[die.tag]
+            ats = sorted(a if isinstance(a, int) else ENUM_DW_AT[a] for a in die.attributes)
+            out.append((die.offset, tag, parent, ats))
+            todo.extend((c, die.offset) for c in die.iter_children())
+    return sorted(out)
+
+
+def test_the_tree_read_child_by_child_is_pyelftools_tree():
+    eng = engine(PY)
+    fn = function_named(eng, "_PyEval_EvalFrameDefault")
+    root = eng.d.die_node(fn.cu, fn.die)
+    mine = []
+    todo = [(root, None)]
+    while todo:
+        n, parent = todo.pop()
+        mine.append((n.offset, n.tag, parent, sorted(n.attrs)))
+        todo.extend((c, n.offset) for c in n.children)
+    mine.sort()
+    assert len(mine) > 5000
+    theirs = pyelftools_tree(attach_debug_file(eng.module).path, fn.die)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("path", [PY, LIBC, LUA])
+def test_functions_found_passing_over_inlined_calls_are_every_function(path):
+    """funcs_for skips the subtrees of inlined calls and call sites by DW_AT_sibling; the
+    oracle visits every DIE of the unit and takes every subprogram's ranges."""
+    eng = engine(path)
+    d = eng.d
+    info = d.secs.get(".debug_info")
+    offs = []
+    off = d.info_base
+    while off + 11 < len(info):
+        offs.append(off)
+        off = d._read_unit_header(info, off).end
+    rng = random.Random(S.SEED)
+    for off in rng.sample(offs, min(12, len(offs))):
+        cu = d.unit_at(off)
+        los, his, dies_, _pmax = d.funcs_for(cu)
+        mine = sorted(zip(los, his, dies_))
+        oracle = []
+        for die in d.parents(cu):
+            r = d.die_attrs(cu, die)
+            if r is not None and r[1] == 0x2e:
+                oracle.extend((lo, hi, die) for lo, hi in d.die_ranges(cu, r[2]))
+        assert mine == sorted(oracle), f"{path}: unit 0x{off:x}"
+
+
+@pytest.mark.parametrize("path,names", [
+    (PY, ["_PyEval_EvalFrameDefault", "PyEval_EvalCode", "Py_RunMain", "_PyObject_MakeTpCall"]),
+    (LIBC, ["__libc_start_main", "qsort_r", "__vfprintf_internal", "__printf_fp_l"]),
+    (LUA, ["luaV_execute", "luaD_call", "lua_pcallk"]),
+])
+def test_scopes_filled_as_pcs_need_them_are_the_whole_trees(path, names):
+    lazy, eager = engine(path), engine(path)
+    rng = random.Random(S.SEED)
+    for name in names:
+        fn_e = function_named(eager, name)
+        fill_whole(fn_e.block)
+        pcs = row_pcs(eager.d, fn_e)
+        pcs = sorted(rng.sample(pcs, min(400, len(pcs))))
+        pcs += [pc + 1 for pc in pcs[::5]]
+        rng.shuffle(pcs)                      # blocks decided in any order give one tree
+        for pc in pcs:
+            assert view(lazy, pc) == view(eager, pc), f"{name} at 0x{pc:x}"
+
+
+# --- lines and sections -----------------------------------------------------------------------
+
+def test_python_lines_are_gdbs_info_line():
+    """The line decoder against GDB: ``info line *ADDR`` for rows and mid-instruction pcs
+    of the units of a Python interpreter's frames."""
+    S.need_tool("gdb")
+    eng = engine(PY)
+    lines = module_lines(eng.module)
+    d = lines.dwarf
+    rng = random.Random(S.SEED)
+    pcs = []
+    for name in ("_PyEval_EvalFrameDefault", "PyEval_EvalCode", "Py_RunMain", "PyRun_StringFlags"):
+        fn = function_named(eng, name)
+        unit = sorted({pc for sf in d.lines_for(fn.cu) for pc in sf.pcs})
+        pcs += rng.sample(unit, 60) + [pc + 1 for pc in rng.sample(unit, 20)]
+    cmds = [a for pc in pcs for a in ("-ex", f"info line *0x{pc:x}")]
+    out = subprocess.run(["gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", PY, *cmds],
+                         capture_output=True, text=True, timeout=600).stdout
+    answers = [ln for ln in out.splitlines() if ln.startswith(("Line ", "No line"))]
+    assert len(answers) == len(pcs), out[-2000:]
+    for pc, ans in zip(pcs, answers):
+        m = re.match(r'Line (\d+) of "([^"]+)"', ans)
+        assert lines.lookup(pc) == ((m.group(2), int(m.group(1))) if m else None), f"0x{pc:x}: {ans}"
+
+
+def test_sections_inflated_ahead_are_pyelftools_bytes():
+    from elftools.elf.elffile import ELFFile
+    dbg = attach_debug_file(fresh(LIBC))
+    assert dbg is not None
+    names = [".debug_info", ".debug_line", ".debug_loclists", ".debug_abbrev"]
+    secs = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+    secs.upto(".debug_info", 1 << 16)                # a reader started before the prefetch
+    before = set(threading.enumerate())
+    secs.prefetch(names)
+    workers = [t for t in threading.enumerate() if t not in before and t.name == "swk-inflate"]
+    assert len(workers) == 1
+    secs.upto(".debug_info", 1 << 20)                # readers go on meanwhile
+    workers[0].join(120)
+    with open(dbg.path, "rb") as f:
+        elf = ELFFile(f)
+        for name in names:
+            assert secs.view(name) == elf.get_section_by_name(name).data(), name
+    ondemand = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+    assert ondemand.upto(".debug_info", 1 << 62) == secs.get(".debug_info")
