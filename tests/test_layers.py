@@ -464,3 +464,68 @@ def test_every_signal_layout_states_its_hooks():
         layout = cls.signal_frame
         missing = [h for h in ("frame_kind", "rule_at", "SC_OFFSETS", "SC_GREGS_SIZE") if not hasattr(layout, h)]
         assert not missing, f"{cls.name}'s signal_frame lacks {missing}"
+
+
+def test_one_dwarf_expression_evaluator():
+    """Issue 24: one DWARF expression evaluator, for CFI, locations and call sites alike
+    (dwarf/expr.py and its parts, exprvalues/exprmachine/exprops/exprlocs/exprerrors):
+    no other module defines a module-level evaluate*() or an opcode table of its own."""
+    parts = {"dwarf/expr.py", "dwarf/exprvalues.py", "dwarf/exprmachine.py", "dwarf/exprops.py",
+             "dwarf/exprlocs.py", "dwarf/exprerrors.py"}
+    assert all((PKG / p).exists() for p in parts)
+    bad = []
+    for rel, _path, tree in modules():
+        if rel in parts:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("evaluate"):
+                bad.append(f"{rel}:{node.lineno}: def {node.name}")
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and re.fullmatch(
+                    r"(OP_NAMES|HANDLERS|TYPED_OPS)", t.id) for t in node.targets):
+                bad.append(f"{rel}:{node.lineno}: an opcode table")
+    assert not bad, "\n".join(bad)
+
+
+def _expr_error_names():
+    """ExprError and its subclasses (dwarf/exprerrors.py), by name."""
+    tree = ast.parse((PKG / "dwarf" / "exprerrors.py").read_text())
+    names = {"ExprError"}
+    changed = True
+    while changed:
+        changed = False
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in names and any(
+                    isinstance(b, ast.Name) and b.id in names for b in node.bases):
+                names.add(node.name)
+                changed = True
+    return names
+
+
+def test_expression_errors_are_told_apart_by_class():
+    """Issue 24: a caller of the evaluator tells its failures apart by exception class, never
+    by their text: in a handler of ExprError (or a subclass), the caught exception's
+    str()/args are shown, never compared, searched or matched."""
+    classes = _expr_error_names()
+    bad = []
+    for rel, _path, tree in modules():
+        for handler in ast.walk(tree):
+            if not isinstance(handler, ast.ExceptHandler) or not handler.name or handler.type is None:
+                continue
+            caught = [handler.type] if not isinstance(handler.type, ast.Tuple) else handler.type.elts
+            if not any((isinstance(c, ast.Name) and c.id in classes) or
+                       (isinstance(c, ast.Attribute) and c.attr in classes) for c in caught):
+                continue
+            name = handler.name
+
+            def is_text(n):
+                return (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "str"
+                        and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == name) or \
+                       (isinstance(n, ast.Attribute) and n.attr == "args" and isinstance(n.value, ast.Name)
+                        and n.value.id == name) or (isinstance(n, ast.Name) and n.id == "msg")
+            for node in ast.walk(handler):
+                if isinstance(node, ast.Compare) and any(is_text(x) for x in [node.left, *node.comparators]):
+                    bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:70]}")
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                        "startswith", "endswith", "find", "index", "split", "rsplit") and is_text(node.func.value):
+                    bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:70]}")
+    assert not bad, "\n".join(bad)

@@ -8,7 +8,7 @@ it cannot reach itself by tail calls (GDB's checks).
 """
 from ..arch import from_elf_machine
 from ..dwarf.encoding import sleb128, uleb128
-from ..dwarf.expr import ExprError
+from ..dwarf.expr import ExprError, LoopDetected
 from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
@@ -19,7 +19,7 @@ from .dwarfconst import (AT_abstract_origin, AT_call_data_value, AT_call_origin,
                          AT_ranges, AT_specification, TAG_catch_block, TAG_inlined_subroutine,
                          TAG_lexical_block, TAG_try_block,
                          TAG_call_site, TAG_call_site_parameter, TAG_GNU_call_site, TAG_GNU_call_site_parameter)
-from .locations import (ENTRY_LOOP, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, _low_end,
+from .locations import (ENTRY_LOOP, ENTRY_NESTING, FrameCtx, MemError, OptimizedOut, RegisterLost, VarValue, _low_end,
                         find_location_expr, is_loclist)
 from .scopes import Scope, engine_for
 from .types import strip_typedefs
@@ -233,7 +233,8 @@ class EntryRegs(dict):
         #: deeper than GDB follows, ENTRY_LOOP): x@entry=<error ...>
         self.errors = {}
         #: per register, how many call sites' values GDB evaluates, nested, to find it (1:
-        #: its own call site's says it outright); missing: 1
+        #: its own call site's says it outright; ENTRY_NESTING: more than GDB follows, an
+        #: error); missing: 1
         self.depth = {}
 
 
@@ -242,21 +243,28 @@ class OpenEntryRegs(EntryRegs):
     are further on: any chain of them that reaches here is longer than GDB follows."""
 
     class _Every(dict):
+        """``value`` for every register."""
+
+        def __init__(self, value):
+            super().__init__()
+            self.value = value
+
         def get(self, key, default=None):
-            return ENTRY_LOOP
+            return self.value
 
         def __contains__(self, key):
             return True
 
         def __getitem__(self, key):
-            return ENTRY_LOOP
+            return self.value
 
         def __bool__(self):
             return True
 
     def __init__(self):
         super().__init__()
-        self.errors = self._Every()
+        self.errors = self._Every(ENTRY_LOOP)
+        self.depth = self._Every(ENTRY_NESTING)
 
 
 def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
@@ -313,9 +321,11 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
         except RegisterLost as exc:
             out.errors[r] = str(exc)
             continue
-        except ExprError as exc:
-            if str(exc) == ENTRY_LOOP:      # the caller's chain is already as deep as GDB goes
-                out.errors[r] = ENTRY_LOOP
+        except LoopDetected as exc:         # the caller's chain is already as deep as GDB goes
+            out.errors[r] = str(exc)
+            out.depth[r] = ENTRY_NESTING
+            continue
+        except ExprError:
             continue
         except (OptimizedOut, MemError, SwkError):
             continue

@@ -7,10 +7,9 @@ a guess.  Addresses in DWARF (DW_OP_addr, location-list ranges) are the module's
 ``bias`` turns DW_OP_addr/addrx operands into target addresses, while location lists
 are matched against the unbiased ``addr`` the caller passes.
 """
-import importlib
-
 from ..dwarf.encoding import sleb128, uleb128
-from ..dwarf.expr import ExprError, ExprResult, evaluate
+from ..dwarf.expr import (BaseType, EntryValueUnavailable, ExprError, ExprResult, LoopDetected, RegisterUnavailable,
+                          evaluate)
 from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
@@ -24,20 +23,10 @@ from .types import Type, strip_typedefs
 #: through a longer chain of DW_OP_entry_value (a recursion passing a parameter on, thousands
 #: of frames deep) is this error there, not a number (m_max_recursion_depth, 0x100).
 ENTRY_NESTING = 257
-ENTRY_LOOP = f"DWARF-2 expression error: Loop detected ({ENTRY_NESTING})."
+#: Its text, as EntryRegs.errors keeps it for display (x@entry=<error: ...>).
+ENTRY_LOOP = str(LoopDetected(ENTRY_NESTING))
 
 __all__ = ["VarValue", "read_variable", "find_location_expr"]
-
-
-def has_typed_ops(code):
-    """Whether the expression uses a typed-stack operation (a byte scan: most do not)."""
-    return any(b in TYPED_OPS for b in code)
-
-
-def _evaluate_typed(code, **kw):
-    """typedexpr's evaluator, imported the first time an expression needs it (rare: it
-    costs start-up time every session would pay)."""
-    return importlib.import_module(".typedexpr", __package__).evaluate_typed(code, **kw)
 
 
 class VarValue:
@@ -161,7 +150,8 @@ class FrameCtx:
             raise RegisterLost(r)
         raise OptimizedOut(f"register {r} not recovered")
 
-    # hooks for dwarf.expr.evaluate
+    # hooks for dwarf.expr.evaluate: a missing register is the locals' own OptimizedOut
+    # (RegisterLost where a step lost it), which the evaluator passes through unchanged
     def read_reg(self, r):
         v = self.regs.get(r)
         if v is None:
@@ -173,12 +163,6 @@ class FrameCtx:
 
     def mem(self, a, n):
         return _read(self.read_mem, a, n)
-
-    def _mem_or_none(self, a, n):
-        try:
-            return _read(self.read_mem, a, n)
-        except MemError:
-            return None
 
     def frame_base(self):
         if self._fb is None:
@@ -217,13 +201,12 @@ class FrameCtx:
         elif block[:1] in (b"\x90", b"\xa5", b"\xf5"):   # regx, regval_type
             r, _p = uleb128(block, 1)
         er = self.entry_regs
-        if r is not None and er is not None and getattr(er, "errors", {}).get(r) == ENTRY_LOOP:
-            raise ExprError(ENTRY_LOOP)
+        # this expression and the call sites' ones nested under it, as GDB counts them (a
+        # call site whose own chain was too deep records the limit: EntryRegs.depth)
+        if r is not None and er is not None and 1 + getattr(er, "depth", {}).get(r, 1) > ENTRY_NESTING:
+            raise LoopDetected(ENTRY_NESTING)
         if r is None or not er or er.get(r) is None:
             raise OptimizedOut("entry value not known")
-        # this expression and the call sites' ones nested under it, as GDB counts them
-        if 1 + getattr(er, "depth", {}).get(r, 1) > ENTRY_NESTING:
-            raise ExprError(ENTRY_LOOP)
         self.used_entry.add(r)
         return er[r]
 
@@ -235,11 +218,26 @@ class FrameCtx:
         except SwkError as exc:
             raise ExprError(str(exc)) from None
 
-    def _entry_int(self, block):
-        v = self.entry_value(block)
-        return _word(v, self.order) if isinstance(v, (bytes, bytearray)) else v
+    def _procedure(self, cu, off):
+        """DW_OP_call2/4: the location expression of the DIE at unit offset ``off`` (none:
+        nothing to run)."""
+        node = dies.node_at(self.d, cu, cu.offset + off)
+        loc = node.attrs.get(AT_location) if node is not None else None
+        if loc is None or not isinstance(loc[1], (bytes, bytearray)):
+            return b""
+        return _relocate(bytes(loc[1]), self.bias, cu.addr_size or self.ptr_size, cu.offsz, self.d.byteorder)
+
+    def _variable_value(self, cu, off):
+        """DW_OP_GNU_variable_value: the value of the variable at .debug_info offset ``off``
+        in this frame, as an integer (GDB's sect_variable_value)."""
+        v = _die_value(self, cu, off)
+        if v is None:
+            raise OptimizedOut(f"variable at DIE 0x{off:x} not available")
+        return v
 
     def evaluate(self, expr, cu, with_fb=True):
+        """The one evaluator (dwarf/expr) with this frame's hooks; a register or entry value
+        the frame does not have makes the value optimized out (GDB's NO_ENTRY_VALUE_ERROR)."""
         d = self.d
         bias = self.bias
         code = _relocate(bytes(expr), bias, cu.addr_size or self.ptr_size, cu.offsz, d.byteorder)
@@ -251,68 +249,27 @@ class FrameCtx:
             return v + bias
 
         def base_type(off):
-            t = self.eng.types.type_at(cu, cu.offset + off)
-            t = strip_typedefs(t)
-            return t.size or self.ptr_size, not t.unsigned and t.kind in ("int", "char", "enum")
+            t = strip_typedefs(self.eng.types.type_at(cu, cu.offset + off))
+            kind = "float" if t.kind == "float" else "unsigned" if t.unsigned else "signed"
+            return BaseType(t.size or self.ptr_size, kind)
 
-        if has_typed_ops(code):
-            def reg_bytes(r):
-                b = _reg_bytes(self.regs, r, self.reg_size, self.order)
-                if b is None:
-                    self._missing(r)
-                self.used_regs.add(r)
-                return b
+        def reg_bytes(r):
+            b = _reg_bytes(self.regs, r, self.reg_size, self.order)
+            if b is None:
+                self._missing(r)
+            self.used_regs.add(r)
+            return b
 
-            def typed_base(off):
-                t = strip_typedefs(self.eng.types.type_at(cu, cu.offset + off))
-                kind = "float" if t.kind == "float" else "unsigned" if t.unsigned else "signed"
-                return t.size or self.ptr_size, kind
-            try:
-                return _evaluate_typed(code, read_reg_bytes=reg_bytes, read_mem=self._mem_or_none,
-                                      ptr_size=self.ptr_size,
-                                      frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
-                                      entry_value=self.entry_value, addr_lookup=addrx,
-                                      base_type=typed_base, byteorder=self.order)
-            except ExprError as exc:
-                msg = str(exc)
-                if msg.startswith("Cannot access memory"):
-                    raise MemError(int(msg.rsplit(" ", 1)[1], 16)) from None
-                if "0xa0" in msg or "0xf2" in msg:
-                    # an implicit pointer, whose DIE reference held a byte has_typed_ops
-                    # took for a typed operation: the plain evaluator resolves it (and
-                    # refuses a typed operation if there really is one)
-                    try:
-                        return self._evaluate_plain(code, cu, with_fb, addrx, base_type)
-                    except ExprError:
-                        raise OptimizedOut(msg) from None
-                if "0xfa" in msg or "entry value" in msg:
-                    raise OptimizedOut(msg) from None
-                raise
-        return self._evaluate_plain(code, cu, with_fb, addrx, base_type)
-
-    def _evaluate_plain(self, code, cu, with_fb, addrx, base_type):
         try:
             return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=self.ptr_size,
-                            frame_base=self.frame_base if with_fb else None, cfa=self._cfa,
-                            entry_value=self._entry_int, addr_base_lookup=addrx,
-                            base_type=base_type, tls_address=self._tls_address,
+                            byteorder=self.order, frame_base=self.frame_base if with_fb else None,
+                            cfa=self._cfa, entry_value=self.entry_value, addr_base_lookup=addrx,
+                            base_type=base_type, read_reg_bytes=reg_bytes, tls_address=self._tls_address,
                             ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or self.ptr_size),
-                            byteorder=self.order)
-        except ExprError as exc:
-            cause = exc.__context__ or exc.__cause__
-            if isinstance(cause, OptimizedOut):
-                try:
-                    raise cause from None
-                finally:
-                    # this frame, on the traceback it is raised with, must not hold it: a
-                    # reference cycle per unknown entry value (thousands in a deep walk)
-                    del cause
-            msg = str(exc)
-            if ("unavailable" in msg or "entry value" in msg or "parameter_ref" in msg
-                    or "implicit pointer" in msg):
-                # GDB: NO_ENTRY_VALUE_ERROR and friends make the value optimized out
-                raise OptimizedOut(msg) from None
-            raise
+                            procedure=lambda off: self._procedure(cu, off),
+                            variable_value=lambda off: self._variable_value(cu, off))
+        except (RegisterUnavailable, EntryValueUnavailable) as exc:
+            raise OptimizedOut(str(exc)) from None
 
 
 def _read(read_mem, addr, size):
@@ -653,15 +610,7 @@ def _resolve_dynamic(t, ctx):
         if r.kind in ("memory", "value"):
             val = r.value
     elif isinstance(v, int):
-        node = dies.node_at(ctx.d, cu, v)
-        if node is not None:
-            tmp = Variable("", False, node, ctx.scope, "computed")
-            vv = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
-                               bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                               reg_size=ctx.reg_size, byteorder=ctx.order)
-            if vv.data is not None and not vv.optimized_out:
-                vt = strip_typedefs(vv.type)
-                val = int.from_bytes(vv.data, ctx.order, signed=not vt.unsigned)
+        val = _die_value(ctx, cu, v)
     if val is None:
         # GDB would read the bound from a register it assumes unchanged; we do not guess
         raise OptimizedOut("array bound not recovered")
@@ -676,6 +625,21 @@ def _resolve_dynamic(t, ctx):
     n.size = count * strip_typedefs(inner).size
     n.cplus = s.cplus
     return n
+
+
+def _die_value(ctx, cu, off):
+    """The integer value, in this frame, of the variable at .debug_info offset ``off`` (a
+    VLA's bound, DW_OP_GNU_variable_value's operand); None if it has none."""
+    node = dies.node_at(ctx.d, cu, off)
+    if node is None:
+        return None
+    tmp = Variable("", False, node, ctx.scope, "computed")
+    vv = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
+                       bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
+                       reg_size=ctx.reg_size, byteorder=ctx.order)
+    if vv.data is None or vv.optimized_out:
+        return None
+    return int.from_bytes(vv.data, ctx.order, signed=not strip_typedefs(vv.type).unsigned)
 
 
 # --- C++ static members and pointer symbols ------------------------------------------------
