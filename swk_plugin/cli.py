@@ -2,7 +2,7 @@
 
     swk bt --core FILE [--core FILE ...] [--exe PROGRAM] [--json] [--all] [--unique]
            [--merge [function|line]] [--svg FILE] [--thread TID] [--sysroot DIR]
-           [--frame-cap N] [-v] [--full] [N | -N]
+           [--frame-cap N] [--perf-map FILE] [-v] [--full] [N | -N]
     swk bt --pid PID[,PID...] [--json] [--all] [--unique] [--merge [function|line]] [--svg FILE]
            [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--full] [N | -N]
     swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
@@ -19,6 +19,8 @@ from .backends.core import CoreProcessState
 from .dwarf.lines import PREFETCH
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
+from .jit.symbols import JitSymbols
+from .symlookup import ElfSymbolLookup
 from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
 from .merge import MergeTree
 from .options import MERGE_BY, SETTINGS, BtOptions, check_merge
@@ -56,6 +58,7 @@ def build_parser():
     bt.add_argument("--thread", type=lambda s: int(s, 0), help="only the thread with this OS thread id")
     bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
+    bt.add_argument("--perf-map", help="the JIT's perf map (default /tmp/perf-PID.map): names for its code")
     bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
     bt.add_argument("--full", action="store_true", help="also local variables, as GDB's bt full")
     for name, (gdb_name, _target, allowed) in SETTINGS.items():
@@ -127,6 +130,8 @@ def cmd_bt(args, out):
             raise SwkError(f"swk: --exe {args.exe}: no such file")
         if args.sysroot is not None and not os.path.isdir(args.sysroot):
             raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
+    if args.perf_map is not None and not os.path.isfile(args.perf_map):
+        raise SwkError(f"swk: --perf-map {args.perf_map}: no such file")
     # merged stacks, and -unique's groups across processes, are printed once every process is walked
     several = len(targets) > 1
     tree = (MergeTree(opts.merge) if opts.merge else UniqueGroups() if opts.unique else None) if several else None
@@ -299,7 +304,13 @@ def cmd_bt_core(args, opts, core, out, tree, nth):
     if args.exe is not None and is_elf(args.exe) and not elf_machine_is(args.exe, ps.arch):
         raise SwkError(f"swk: --exe {args.exe}: not an {ps.arch.name} program (the core is of an "
                        f"{ps.arch.name} process)")
-    _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), "the core", out, tree, nth)
+    _walk_process(args, opts, _walker(ps, args), "the core", out, tree, nth)
+
+
+def _walker(ps, args):
+    """The walker of one process: its JIT code named from --perf-map when given."""
+    lookup = ElfSymbolLookup(jit=JitSymbols(perf_map=args.perf_map)) if args.perf_map else None
+    return Walker(ps, symbol_lookup=lookup, frame_cap=args.frame_cap)
 
 
 def _options(args):
@@ -337,7 +348,7 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
             if stopped or snap is None or snap.pause is None:
                 return None
             return {"pause_us": round(snap.pause * 1e6)}
-        _walk_process(args, opts, Walker(ps, frame_cap=args.frame_cap), f"process {pid}", out, tree, nth, info,
+        _walk_process(args, opts, _walker(ps, args), f"process {pid}", out, tree, nth, info,
                       parallel=not stopped)
 
 

@@ -6,6 +6,7 @@ from collections import namedtuple
 from .display import ShownFrame, line_args_text, shown_frames, variables
 from .elf.demangle import strip_params
 from .frame import ADDRESS, FrameKind
+from .jit.symbols import JIT_KIND, JitSymbol
 from .locals.format import DEFAULT_FORMAT
 from .locals.frames import has_symtab
 from .symlookup import is_main_frame
@@ -25,7 +26,7 @@ def frame_info(frame, level, shown=None):
     if lib is None and frame.walker is not None:
         region = frame.walker.process_state.region_at(frame.lookup_pc)
         mapping = region.describe() if region is not None else None
-    return {
+    info = {
         "level": level,
         "pc": frame.ra,
         "sp": frame.sp,
@@ -41,6 +42,10 @@ def frame_info(frame, level, shown=None):
         "overruled": list(frame.overruled),
         "kind": shown.kind,
     }
+    obj = frame.object if shown.kind == FrameKind.NORMAL else None
+    if isinstance(obj, JitSymbol):      # named by a JIT's own account (swk_plugin/jit)
+        info["kind"], info["name_source"] = JIT_KIND, obj.source
+    return info
 
 
 def _pc_shown(shown, info, first_of_frame):

@@ -12,6 +12,7 @@ import os
 from .display import shown_frames, variables
 from .format import frame_info, pc_width, select_levels
 from .frame import FrameKind
+from .jit.symbols import named_only_by_swk
 from .lldbformat import render
 from .locals.lldbvalue import format_lldb_value
 from .stream import DEFAULT_COLLAPSE, Collapser, Levels
@@ -49,7 +50,8 @@ def lldb_level_lines(walk, shown, i, level, opts, nodes, width, native_line=None
     -full its locals."""
     sf = shown[i]
     pc = lldb_pc(shown, i)
-    line = native_line(level, sf, pc) if native_line is not None else None
+    # LLDB's own line, except for JIT code only swk names (its perf map: LLDB reads none)
+    line = native_line(level, sf, pc) if native_line is not None and not named_only_by_swk(sf.frame) else None
     if line is None:
         line = render(nodes, _resolver(walk, sf, level, width, pc))
     line = line.rstrip("\n")

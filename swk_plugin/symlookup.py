@@ -7,6 +7,7 @@ binary search over tables built the first time a module is asked.
 from .dwarf.lines import module_lines
 from .elf.symbols import module_symbols
 from .frame import FrameKind
+from .jit.symbols import JitSymbols
 
 
 class SymbolLookup:
@@ -58,18 +59,31 @@ class SymbolHit:
 class ElfSymbolLookup(SymbolLookup):
     """Names as GDB's bt shows them: the DWARF function's name where the module
     (or its separate debug file) has one, else the ELF symbol, demangled.
-    Answers are remembered per address until the libraries change (LibraryState.cache)."""
+    Answers are remembered per address until the libraries change (LibraryState.cache).
+    Code no module holds is named by the JIT sources (``jit``: swk_plugin/jit), asked
+    again at each stop."""
+
+    def __init__(self, walker=None, exec_path="", jit=None):
+        super().__init__(walker, exec_path)
+        self.jit = jit if jit is not None else JitSymbols()
 
     def lookup_at_addr(self, addr):
         libs = self.walker.process_state.library_state if self.walker else None
         if libs is None:
-            return None
+            return self._jit_lookup(addr)
         libs.ensure_current()          # a rescan that changes the list drops the memo
         memo = libs.cache.memo("names")
         hit = memo.get(addr, memo)
         if hit is memo:
             hit = memo.put(addr, self._lookup(libs, addr))
+        if hit is None and libs.get_library_at_addr(addr) is None:
+            return self._jit_lookup(addr)
         return hit
+
+    def _jit_lookup(self, addr):
+        ps = self.walker.process_state if self.walker else None
+        sym = self.jit.lookup(ps, addr) if ps is not None and self.jit is not None else None
+        return (sym.name, sym) if sym is not None else None
 
     def _lookup(self, libs, addr):
         lib = libs.get_library_at_addr(addr)
@@ -165,7 +179,7 @@ def is_main_frame(frame):
     past-main off`): C's main by name, or the function at another language's main symbol."""
     ps = frame.walker.process_state if frame.walker is not None else None
     other = foreign_main(ps) if ps is not None else None
-    if other is None:
-        return frame.name == "main"
+    if other is None:       # a JIT's own "main" (lli's) is not the program's: no library holds it
+        return frame.name == "main" and frame.library is not None
     offset = frame.symbol_offset
     return offset is not None and frame.lookup_pc - offset == other

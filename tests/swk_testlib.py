@@ -838,7 +838,7 @@ def compare_swk_to_gdb(native: dict[int, ThreadFrames], swk_threads: list[dict],
             if missing:
                 errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
                 break
-            if f.get("kind") not in ("normal", "signal", "inline", "tailcall"):
+            if f.get("kind") not in ("normal", "signal", "inline", "tailcall", "jit"):
                 errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
                 break
         # inline calls: swk's "inline" frames must be gdb's inline frames, in order

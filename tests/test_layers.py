@@ -23,7 +23,7 @@ LAYERS = [
     ("formats", ["elf", "dwarf"]),
     ("procstate", ["procstate"]),
     ("linux", ["linux"]),
-    ("services", ["unwind", "analysis", "symlookup", "locals"]),
+    ("services", ["unwind", "analysis", "symlookup", "locals", "jit"]),
     ("steppers", ["stepper", "steppergroup", "steppers"]),
     ("walker", ["walker"]),
     ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream", "merge", "flamegraph"]),
@@ -133,7 +133,7 @@ def test_backends_import_nothing_from_each_other():
 
 def test_formats_and_analysis_import_nothing_from_steppers():
     bad = [f"{rel}:{n.lineno}" for rel, _p, tree in modules()
-           if top_name(rel) in ("analysis", "dwarf", "elf", "unwind", "linux", "arch")
+           if top_name(rel) in ("analysis", "dwarf", "elf", "unwind", "linux", "arch", "jit")
            for n in imports(tree) if resolve(rel, n) in ("steppers", "stepper", "steppergroup", "walker")]
     assert not bad, bad
 

@@ -388,7 +388,7 @@ def _contract_errors(swk_threads: list[dict]) -> list[str]:
             if missing:
                 errs.append(f"{tag} frame {f.get('level')}: missing keys {sorted(missing)}")
                 break
-            if f.get("kind") not in ("normal", "signal", "inline", "tailcall"):
+            if f.get("kind") not in ("normal", "signal", "inline", "tailcall", "jit"):
                 errs.append(f"{tag} frame {f.get('level')}: kind {f.get('kind')!r}")
                 break
     return errs

@@ -6,16 +6,19 @@ the analysis and the back-ends' unwinder hooks.
 from ..dwarf.lines import PREFETCH, prefetch_dwarf
 from ..elf.symbols import module_symbols
 from ..errors import MemoryReadError
+from ..jit.modules import jit_module_at
 
 
 def module_at(ps, addr):
-    """(library, module) containing ``addr``, or (None, None)."""
+    """(library, module) containing ``addr``, or (None, None).  Code no library holds may be
+    JIT code its JIT described with CFI (swk_plugin/jit/modules.py: a GDB-JIT object, a
+    jitdump's code): its CFI and symbols are used like any module's."""
     libs = ps.library_state
     if libs is None:
         return None, None
     lib = libs.get_library_at_addr(addr)
     if lib is None:
-        return None, None
+        return jit_module_at(ps, addr)
     return lib, lib.module
 
 

@@ -15,12 +15,13 @@ def install():
     global _installed
     if _installed:
         return False
-    from . import commands, prewarm, procstate, session, unwinder
+    from . import commands, jitnames, prewarm, procstate, session, unwinder
     commands.register()
     session.connect_events()
     prewarm.install()
     procstate.TARGET.refresh()   # a core loaded before swk was sourced
     unwinder.install(session.SESSION)
+    jitnames.install()
     gdb_invalidate()
     _installed = True
     return True

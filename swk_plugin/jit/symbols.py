@@ -1,0 +1,68 @@
+"""The JIT symbol source SymbolLookup asks for an address no module holds.
+
+Each stop looks again (ProcessState.cache): a runtime names new code all the time, and
+frees or moves old code, so nothing here outlives a stop except the parsed files
+themselves (perfmap.open_perf_map, shared while a file is unchanged).
+"""
+from . import gdbjit, jitdump, perfmap
+
+#: JSON's frame kind for code a JIT source names.
+JIT_KIND = "jit"
+#: The sources GDB and LLDB read themselves (both load GDB-JIT objects): a debugger's own
+#: line for such a frame already names it; for the others only swk's line does.
+DEBUGGERS_READ = frozenset({gdbjit.SOURCE})
+
+
+def named_only_by_swk(frame):
+    """Whether ``frame`` is JIT code named from a source no debugger reads (a perf map)."""
+    obj = frame.object
+    return isinstance(obj, JitSymbol) and obj.source not in DEBUGGERS_READ
+
+
+class JitSymbol:
+    """SymbolLookup's object for a frame in JIT code: the name a runtime published for
+    [value, value + size), and which source published it (``perf-map``, ``gdb-jit``)."""
+    __slots__ = ("name", "value", "size", "source", "origin")
+
+    def __init__(self, name, value, size, source, origin=None):
+        self.name, self.value, self.size, self.source = name, value, size, source
+        self.origin = origin        # the file or in-memory object that named it
+
+    def __repr__(self):
+        return f"<JitSymbol {self.name!r} @0x{self.value:x}+0x{self.size or 0:x} from {self.source}>"
+
+
+class JitSymbols:
+    """The JIT names of one process.  ``perf_map``: the perf map's path (a core's, copied
+    elsewhere: --perf-map); by default the runtime's own, /tmp/perf-PID.map."""
+
+    def __init__(self, perf_map=None):
+        self.perf_map = perf_map
+
+    def perf_map_path(self, ps):
+        return self.perf_map if self.perf_map is not None else perfmap.default_path(ps.get_process_id())
+
+    def current_perf_map(self, ps):
+        """The perf map as it is at this stop (the file is looked at once per stop), or None."""
+        path = self.perf_map_path(ps)
+        if path is None:
+            return None
+        return ps.cache.value(("perf-map", path), lambda: perfmap.open_perf_map(path))
+
+    def lookup(self, ps, addr):
+        """A JitSymbol for ``addr``, or None: from the object the JIT registered for GDB (its
+        own symbol table), else from the jitdump the process maps, else from the perf map."""
+        obj = gdbjit.object_at(ps, addr)
+        hit = obj.symbol_at(addr) if obj is not None else None
+        if hit is not None:
+            sym = hit[0]
+            return JitSymbol(sym.demangled, sym.value, sym.size, gdbjit.SOURCE, obj.name)
+        dump = jitdump.current_jitdump(ps)
+        load = dump.lookup(addr) if dump is not None else None
+        if load is not None:
+            return JitSymbol(load.name, load.start, load.size, jitdump.SOURCE, dump.path)
+        pm = self.current_perf_map(ps)
+        entry = pm.lookup(addr) if pm is not None else None
+        if entry is not None:
+            return JitSymbol(entry.name, entry.start, entry.size, perfmap.SOURCE, pm.path)
+        return None

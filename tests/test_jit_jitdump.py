@@ -1,0 +1,88 @@
+"""JIT code named and unwound from a jitdump (issue 27): Node with --perf-prof
+--perf-prof-unwinding-info writes jit-PID.dump (and maps it: the marker perf and swk find it
+by), one record per compiled function, with the .eh_frame V8 made for its optimised code.
+
+Oracles: the dump itself, read here record by record the plainest way (the name of the latest
+code load covering each pc, and which loads carry unwinding data), and V8's new Error().stack.
+"""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from swk_testlib import GDB, GDB_INIT, PYTHON, REPO, parse_swk_json, run_cmd
+from test_jit_perfmap import DEPTH, NodeRun, _lookup_pc, check_walk, js_function
+
+import swk_suite as S
+
+FLAGS = ("--perf-prof", "--perf-prof-unwinding-info", "--interpreted-frames-native-stack")
+
+
+def dump_loads(path: Path):
+    """(start, size, name, record number, has unwinding data) of every code load and move."""
+    data = path.read_bytes()
+    total = struct.unpack_from("<I", data, 8)[0]
+    pos, n, rows, pending, names = total, 0, [], False, {}
+    while pos + 16 <= len(data):
+        rid, size = struct.unpack_from("<II", data, pos)
+        if size < 16 or pos + size > len(data):
+            break
+        body = data[pos + 16:pos + size]
+        if rid == 0:
+            _p, _t, _v, addr, csize, index = struct.unpack_from("<IIQQQQ", body)
+            name = body[40:body.index(b"\0", 40)].decode()
+            names[index] = name
+            rows.append((addr, csize, name, n, pending))
+            pending = False
+        elif rid == 1:
+            _p, _t, _v, _old, new, csize, index = struct.unpack_from("<IIQQQQQ", body)
+            rows.append((new, csize, names.get(index), n, False))
+        elif rid == 4:
+            usize, hsize, _m = struct.unpack_from("<QQQ", body)
+            pending = usize > hsize
+        n += 1
+        pos += size
+    return rows
+
+
+def latest(rows, pc):
+    hits = [r for r in rows if r[0] <= pc < r[0] + r[1]]
+    return hits[-1] if hits else None
+
+
+@pytest.fixture
+def node_dump(tmp_path):
+    run = NodeRun(tmp_path, 200000, FLAGS)
+    run.dump = tmp_path / f"jit-{run.pid}.dump"
+    yield run
+    run.close()
+
+
+def check_dump_walk(walk, run):
+    rows = dump_loads(run.dump)
+    map_rows = [(r[0], r[1], r[2], r[3]) for r in rows]
+    check_walk(walk, map_rows, run, _lookup_pc, source="jitdump")
+    frames = walk["frames"]
+    with_cfi = [f for f in frames if f["kind"] == "jit" and latest(rows, _lookup_pc(f))[4]]
+    assert [js_function(f["function"]) for f in with_cfi].count("down") == DEPTH + 1, with_cfi
+    # V8's own .eh_frame unwinds each optimised frame: its caller was found by CFI
+    for f in with_cfi:
+        caller = frames[f["level"] + 1]
+        assert caller["trust"] == "cfi" and caller["stepper"] == "DebugStepper", (f, caller)
+
+
+def test_live_pid(node_dump):
+    p = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--pid", str(node_dump.pid), "--thread", str(node_dump.pid),
+                 "--json"], cwd=REPO, timeout=120)
+    assert p.returncode == 0, p.stdout
+    check_dump_walk(parse_swk_json(p.stdout)[0], node_dump)
+
+
+def test_swk_bt_in_gdb(node_dump):
+    S.need_tool("gdb")
+    out = run_cmd([GDB, "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex", "set width 0",
+                   "-iex", "set pagination off", "-ex", f"source {GDB_INIT}", "-ex", "swk-bt -json",
+                   "-p", str(node_dump.pid)], timeout=180).stdout
+    check_dump_walk(parse_swk_json(out)[0], node_dump)
