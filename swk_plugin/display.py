@@ -9,7 +9,7 @@ from .frame import FrameKind
 from .locals import format_value, make_symbolizer, read_variable, type_name, var_plans
 from .locals.entry import parameter_entry_value
 from .locals.locations import ENTRY_NESTING
-from .locals.plans import BOOL, POINTERS, PTR_AGGREGATE
+from .locals.plans import BOOL, FUNC_PTR, POINTERS, PTR_AGGREGATE
 from .unwind.apply import frame_cfa
 from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_reading, frame_scopes,
                             level_of, register_view)
@@ -267,7 +267,10 @@ def line_args_text(shown, walk):
                 continue
             if v is None or type(v) is not int or getattr(entry, "depth", {}).get(loc, 1) >= ENTRY_NESTING:
                 return None                   # the general path says what went wrong
-            text = plain_text(_low(v, size, vkind), vkind, symbolize)
+            v = _low(v, size, vkind)
+            if vkind == FUNC_PTR and symbolize.descriptor(v):
+                return None                   # a function descriptor: the value printer's
+            text = plain_text(v, vkind, symbolize)
             parts.append(f"{name}={text}" if entry_reg is None else f"{name}={name}@entry={text}")
             continue
         if where == "cfa":
@@ -286,6 +289,8 @@ def line_args_text(shown, walk):
             if v is None or type(v) is not int:
                 return None
         v = _low(v, size, vkind)
+        if vkind == FUNC_PTR and symbolize.descriptor(v):
+            return None                       # a function descriptor: the value printer's
         text = plain_text(v, vkind, symbolize)
         if entry_reg is not None:
             if entry is None:
@@ -297,6 +302,8 @@ def line_args_text(shown, walk):
                 if type(e) is not int:
                     return None
                 e = _low(e, size, vkind)
+                if vkind == FUNC_PTR and symbolize.descriptor(e):
+                    return None
                 parts.append(f"{name}={name}@entry={text}" if e == v else
                              f"{name}={text}, {name}@entry={plain_text(e, vkind, symbolize)}")
                 continue
@@ -382,6 +389,8 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=
                 where == "entry" and getattr(entry, "depth", {}).get(loc, 1) >= ENTRY_NESTING):
             return None                       # the general path says what went wrong
     v = _low(v, size, vkind)
+    if vkind == FUNC_PTR and symbolize is not None and symbolize.descriptor(v):
+        return None                           # a function descriptor: the value printer's
     out = {"name": var.name, "type": tname, "value": plain_text(v, vkind, symbolize)}
     if entry_reg is not None and (entry or getattr(entry, "errors", None)):
         e = entry.get(entry_reg)
@@ -391,6 +400,8 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=
             if not isinstance(e, int) or (isinstance(entry_reg, int) and size > reg_size(entry_reg)):
                 return None
             e = _low(e, size, vkind)
+            if vkind == FUNC_PTR and symbolize is not None and symbolize.descriptor(e):
+                return None
             out["entry"] = plain_text(e, vkind, symbolize)
             out["entry_same"] = e == v
     return out

@@ -17,6 +17,7 @@ from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
 from .steppers import default_steppers as make_default_steppers
 from .symlookup import ElfSymbolLookup
+from .unwind.apply import thread_register_source
 from .unwind.modules import is_executable
 
 #: Frames a walk may have (LLDB's own cap is 300,000; an 8 MiB stack holds at most 524,288
@@ -181,6 +182,7 @@ class Walker:
             raise SwkError(f"thread {thread}: the pc and stack pointer are unavailable") from None
         frame = Frame(pc, sp, regs.get(arch.fp, 0), walker=self, regs=regs, thread=thread)
         frame.is_top = True
+        frame.more_regs = thread_register_source(ps, thread)
         frame.trust = "context"
         frame.ra_location = Location.register(arch.pc)
         frame.sp_location = Location.register(arch.sp)

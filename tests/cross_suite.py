@@ -8,8 +8,11 @@ writes one thin test function per check.
   frame's pc and sp equal to gdb's where gdb is right (else up to where gdb errs).
 * ``check_gdb_with_swk_unwinder``: gdb's own bt once gdb_init.py registered swk's unwinder.
 * ``check_cli_on_core``: ``swk bt --core`` on qemu's core of the guest at that stop.
+* ``Locals``: the locals corpus, every value GDB prints equal in swk-bt -full (live, on cores).
 """
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -119,3 +122,69 @@ def check_cli_on_core(case, s):
     errs = errors(case, s, swk)
     if errs:
         fail(errs, "gdb (live):\n" + T.format_native(s.native) + "\n--- swk on the core ---\n" + C.format_swk(swk))
+
+
+class Locals:
+    """The locals corpus (tests/locals_cases.py) on one target: every argument and local GDB
+    prints in every frame, swk-bt -full prints the same, live in gdb-multiarch and (where qemu
+    writes cores) with ``swk bt --core --full`` on qemu's core of the same stop.  ``fp_regs``:
+    the DWARF numbers of the floating-point registers, whose values a qemu core (no FP notes)
+    does not hold: there swk may say <optimized out> where the DWARF puts the value in one
+    (read with pyelftools, independently of swk)."""
+    _UNREAD = re.compile(r"^#(\d+) (.+) (args|locals) (\S+): swk says <optimized out>, gdb ")
+
+    def __init__(self, target, fp_regs=()):
+        import locals_cases as LC
+        self.LC, self.target, self.fp_regs = LC, target, tuple(fp_regs)
+        self.cases = [C.CrossCase(f"locals-{c.id.removeprefix('locals-')}", (c.src,), c.cflags, {}, pre=c.pre,
+                                  target=target) for c in LC.LOCALS_CASES if not c.m32]
+        self._runs: dict[str, tuple] = {}
+
+    def run(self, case):
+        if case.id not in self._runs:
+            LC = self.LC
+            s = C.gdb_session(case, extra=[*LC.GDB_SETTINGS, "info auxv", *LC.dump_commands()],
+                              swk_cmd=LC.SWK_FULL_JSON)
+            self._runs[case.id] = (LC.parse_dump(s.output), s)
+        return self._runs[case.id]
+
+    def _unread_fp_values(self, case, s, gdb_frames, errs):
+        import aarch64_lib
+        bias = C.load_bias(s.output, case.exe())
+        by_level = {g.level: g for g in gdb_frames}
+        keep = []
+        for e in errs:
+            m = self._UNREAD.match(e)
+            g = by_level.get(int(m.group(1))) if m else None
+            if m and bias is not None and g is not None and g.pc is not None and self.fp_regs:
+                addr = g.pc - bias - (1 if g.level > 0 else 0)
+                if aarch64_lib.vector_located(case.exe(), addr, g.function, m.group(4), regs=self.fp_regs):
+                    continue
+            keep.append(e)
+        return keep
+
+    @staticmethod
+    def _one_thread(swk_threads, out):
+        if not swk_threads or len(swk_threads) != 1:
+            fail(["swk printed no (or more than one) thread"], out)
+        return swk_threads[0].get("frames") or []
+
+    def check(self, case, mode):
+        LC = self.LC
+        gdb_frames, s = self.run(case)
+        lc = next(c for c in LC.LOCALS_CASES if c.src == case.srcs[0] and c.cflags == case.cflags)
+        chain = [(T.strip_params(f.function), f.type) for f in gdb_frames]
+        if chain != list(lc.chain):
+            fail([f"gdb's chain {chain} != the locals corpus' {list(lc.chain)}"])
+        if mode == "live":
+            frames = self._one_thread(s.swk, s.output)
+            errs = LC.compare_locals(gdb_frames, frames, exact_count=True)
+        else:
+            if s.core is None:
+                fail(["qemu wrote no core"], s.output)
+            swk, out, _rc = C.swk_cli(self.target, s.core, case.exe(), extra=["--full"])
+            frames = self._one_thread(swk, out)
+            errs = self._unread_fp_values(case, s, gdb_frames,
+                                          LC.compare_locals(gdb_frames, frames, exact_count=False))
+        if errs:
+            fail(errs, "gdb:\n" + LC.format_gdb_frames(gdb_frames) + "\n--- swk ---\n" + LC.format_swk_frames(frames))

@@ -243,6 +243,30 @@ def test_eh_frame_is_renumbered():
                 assert not set(row.regs) & {65, 66}, (table.section, row)
 
 
+#: A breakpoint on the linker's call stub of abort (found by GDB's own `info functions`: its
+#: name is the linker's, ``NNNNNNNN.plt_call.abort@@GLIBC_2.17``).
+_STUB_BREAK = ('python gdb.execute("break *" + next(l.split()[0] for l in gdb.execute('
+               '"info functions plt_call[.]abort@", to_string=True).splitlines() if l.startswith("0x")))')
+
+
+@pytest.mark.swk
+def test_plt_call_stub_named_as_gdb():
+    """Stopped in a linker-generated PLT call stub (ld's ``*.plt_call.*`` in .text, which GDB
+    names by the stub's symbol as written, version and all): swk-bt's lines equal GDB's own bt,
+    frame for frame (GDB's last, at pc 0, aside: the ABI's end of the chain, swk's stop reason)."""
+    import dataclasses
+    case = dataclasses.replace(BY_ID["crash-abort-O2"], pre=(_STUB_BREAK,))
+    out = C.gdb_commands_session(case, ["echo SWK-GDB-BT\\n", "bt", f"source {T.GDB_INIT}",
+                                        "echo SWK-SWK-BT\\n", "swk-bt"])
+    gdb_part, _, swk_part = out.partition("SWK-SWK-BT")
+    gdb_lines = [ln for ln in gdb_part.partition("SWK-GDB-BT")[2].splitlines() if ln.startswith("#")]
+    swk_lines = [ln for ln in swk_part.splitlines() if ln.startswith("#")]
+    assert gdb_lines and "plt_call.abort" in gdb_lines[0], out[-3000:]
+    if gdb_lines[-1].startswith(f"#{len(gdb_lines) - 1}  0x0000000000000000 in ?? ()"):
+        gdb_lines.pop()
+    assert swk_lines == gdb_lines, out[-3000:]
+
+
 # --------------------------------------------------------------------------
 # LLDB on qemu's stub
 # --------------------------------------------------------------------------
@@ -348,68 +372,12 @@ def test_analysis_agrees_with_gcc_cfi(cid):
 # callee-saved r14-r31, the CFA from r1 or the back chain)
 # --------------------------------------------------------------------------
 
-import locals_cases as LC  # noqa: E402
-
-LOCALS = [CrossCase(f"locals-{c.id.removeprefix('locals-')}", (c.src,), c.cflags, {}, pre=c.pre, target=TARGET)
-          for c in LC.LOCALS_CASES if not c.m32]
-_LOCALS_RUNS: dict[str, tuple] = {}
-
-
-def _locals_run(case: CrossCase):
-    if case.id not in _LOCALS_RUNS:
-        s = C.gdb_session(case, extra=[*LC.GDB_SETTINGS, "info auxv", *LC.dump_commands()], swk_cmd=LC.SWK_FULL_JSON)
-        _LOCALS_RUNS[case.id] = (LC.parse_dump(s.output), s)
-    return _LOCALS_RUNS[case.id]
-
-
-#: Values swk prints as <optimized out> on qemu's cores because DWARF keeps them in a
-#: floating-point register and qemu-ppc64le's cores hold no FP state (NT_PRSTATUS, NT_PRPSINFO,
-#: NT_AUXV only); live, through GDB, swk reads f0-f31 and must print them.
-_UNREAD = re.compile(r"^#(\d+) (.+) (args|locals) (\S+): swk says <optimized out>, gdb ")
-_FPRS = range(32, 64)
-
-
-def _unread_fp_values(case, s, gdb_frames, errs):
-    """``errs`` without those of values DWARF puts in f0-f31 at the frame's pc (read with
-    pyelftools, independently of swk)."""
-    import aarch64_lib
-    bias = C.load_bias(s.output, case.exe())
-    by_level = {g.level: g for g in gdb_frames}
-    keep = []
-    for e in errs:
-        m = _UNREAD.match(e)
-        g = by_level.get(int(m.group(1))) if m else None
-        if m and bias is not None and g is not None and g.pc is not None:
-            addr = g.pc - bias - (1 if g.level > 0 else 0)
-            if aarch64_lib.vector_located(case.exe(), addr, g.function, m.group(4), regs=_FPRS):
-                continue
-        keep.append(e)
-    return keep
-
-
-def _one_thread(swk_threads, out):
-    if not swk_threads or len(swk_threads) != 1:
-        _fail(["swk printed no (or more than one) thread"], out)
-    return swk_threads[0].get("frames") or []
+LOCALS_SUITE = X.Locals(TARGET, fp_regs=range(32, 64))    # f0-f31: qemu's cores hold no FP state
+LOCALS = LOCALS_SUITE.cases
 
 
 @pytest.mark.swk
 @pytest.mark.parametrize("mode", ["live", "cli-core"])
 @pytest.mark.parametrize("case", LOCALS, ids=_ids(LOCALS))
 def test_locals(case, mode):
-    gdb_frames, s = _locals_run(case)
-    lc = next(c for c in LC.LOCALS_CASES if c.src == case.srcs[0] and c.cflags == case.cflags)
-    chain = [(T.strip_params(f.function), f.type) for f in gdb_frames]
-    if chain != list(lc.chain):
-        _fail([f"gdb's chain {chain} != the locals corpus' {list(lc.chain)}"])
-    if mode == "live":
-        frames = _one_thread(s.swk, s.output)
-        errs = LC.compare_locals(gdb_frames, frames, exact_count=True)
-    else:
-        if s.core is None:
-            _fail(["qemu wrote no core"], s.output)
-        swk, out, _rc = C.swk_cli(TARGET, s.core, case.exe(), extra=["--full"])
-        frames = _one_thread(swk, out)
-        errs = _unread_fp_values(case, s, gdb_frames, LC.compare_locals(gdb_frames, frames, exact_count=False))
-    if errs:
-        _fail(errs, "gdb:\n" + LC.format_gdb_frames(gdb_frames) + "\n--- swk ---\n" + LC.format_swk_frames(frames))
+    LOCALS_SUITE.check(case, mode)

@@ -485,3 +485,18 @@ def test_plt_entries_are_objdumps():
         hit = table.lookup(addr)
         got[addr] = hit[0].name if hit and hit[1] == 0 else None
     assert got == want
+
+
+# --------------------------------------------------------------------------
+# locals: every value gdb prints, swk prints the same (arguments in a0-a7 / fa0-fa7, s0 as the
+# frame base at -O0, callee-saved s1-s11 and fs0-fs11); live only (qemu-riscv64 writes no core)
+# --------------------------------------------------------------------------
+
+LOCALS_SUITE = X.Locals(TARGET)
+LOCALS = LOCALS_SUITE.cases
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("case", LOCALS, ids=_ids(LOCALS))
+def test_locals(case):
+    LOCALS_SUITE.check(case, "live")

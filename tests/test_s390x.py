@@ -66,9 +66,11 @@ CASES = [
     # no CFI: the stack-height analysis (the leaf stop_here's caller still in r14)
     _case("chain-nocfi", ("chain.c",), NOCFI, {1: CHAIN}),
     # no CFI, a frame pointer / a back chain: the prologue kit, in c's body and at its first
-    # instruction (not in stop_here: a leaf, it parks r11 in f0, which no frame's registers hold;
-    # docs/usage.md's s390x section)
+    # instruction
     _case("chain-nocfi-fp", ("chain.c",), NOCFI_FP, {1: CHAIN[1:]}, pre=("break c",)),
+    # ... and in the leaf stop_here, which parks c's r11 in f0 (``ldgr %f0,%r11``): the caller's
+    # r11 from the innermost frame's f0 (in GDB, with swk's unwinder, the pending frame's)
+    _case("chain-nocfi-fp-leaf", ("chain.c",), NOCFI_FP, {1: CHAIN}),
     _case("chain-nocfi-fp-entry", ("chain.c",), NOCFI_FP, {1: CHAIN[1:]}, pre=("break *c",)),
     _case("chain-nocfi-backchain", ("chain.c",), NOCFI_BC, {1: CHAIN[1:]}, pre=("break c",)),
     # the old sigframe (no SA_SIGINFO): svc 119 in qemu's page, its sregs pointer
@@ -600,3 +602,20 @@ def test_plt_entries_are_objdumps():
         hit = table.lookup(addr)
         got[addr] = hit[0].name if hit and hit[1] == 0 else None
     assert got == want
+
+
+# --------------------------------------------------------------------------
+# locals: every value gdb prints, swk prints the same (arguments in r2-r6 / f0, f2, f4, f6 and
+# the caller's frame, callee-saved r6-r13 and f8-f15), live and on qemu's core (no FPR notes:
+# a value DWARF puts in f0-f15 may be <optimized out> there)
+# --------------------------------------------------------------------------
+
+LOCALS_SUITE = X.Locals(TARGET, fp_regs=range(16, 32))
+LOCALS = LOCALS_SUITE.cases
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("mode", ["live", "cli-core"])
+@pytest.mark.parametrize("case", LOCALS, ids=_ids(LOCALS))
+def test_locals(case, mode):
+    LOCALS_SUITE.check(case, mode)

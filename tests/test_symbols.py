@@ -279,8 +279,9 @@ def test_demangle_cxx_names():
     assert demangle("_ZNK2ns3FooIiE3barEi.isra.0") == "ns::Foo<int>::bar(int) const [clone .isra.0]"
     assert demangle("_Z3fooi.cold") == "foo(int) [clone .cold]"
     assert demangle("_Z3fooi.part.0.cold") == "foo(int) [clone .part.0] [clone .cold]"
+    # bfd_demangle, which GDB demangles with: a version suffix comes back after the name
     assert demangle("_ZNSolsEi@@GLIBCXX_3.4") == \
-        "std::basic_ostream<char, std::char_traits<char> >::operator<<(int)"
+        "std::basic_ostream<char, std::char_traits<char> >::operator<<(int)@@GLIBCXX_3.4"
     # gdb prints the standard substitutions in full (c++filt's "verbose" form)
     assert demangle("_ZNKSs4sizeEv") == \
         "std::basic_string<char, std::char_traits<char>, std::allocator<char> >::size() const"
@@ -388,6 +389,35 @@ def test_lookup_matches_gdb_info_symbol(builds, which):
     assert not bad, bad[:10]
 
 
+_VERSIONED_SRC = r"""
+#include <stdexcept>
+#include <typeinfo>
+const std::type_info *p = &typeid(std::runtime_error);
+int main() { try { throw std::runtime_error("x"); } catch (std::exception &e) { return p->name()[0]; } }
+"""
+
+
+@need_gdb
+def test_versioned_symbols_named_as_gdb(tmp_path):
+    """Symbols written ``name@VER`` / ``name@@VER`` in a .symtab (a copy-relocated typeinfo of
+    libstdc++): at their addresses GDB's `info symbol` names them as written, demangled with
+    the version after the name; swk's table the same, and by name the version-less twin."""
+    (tmp_path / "rt.cpp").write_text(_VERSIONED_SRC)
+    run(["g++", "-O0", "-g", "-o", "rt", "rt.cpp"], cwd=tmp_path)
+    prog = tmp_path / "rt"
+    syms = run(["readelf", "-sW", str(prog)]).stdout
+    addrs = sorted({int(m.group(1), 16) for m in re.finditer(r"^\s*\d+: ([0-9a-f]+)\s+\d+ \w+\s+\w+\s+\w+\s+\d+ "
+                                                            r"\S+@\S+$", syms, re.M)})
+    assert addrs, syms[-2000:]
+    st = SymbolTable.from_module(ElfModule(str(prog)))
+    want = gdb_info_symbol(prog, addrs)
+    assert any(w and "@" in w for w in want), want
+    assert [mine_info_symbol(st, a) for a in addrs] == want
+    for a, w in zip(addrs, want):
+        written = st.lookup(a)[0].name
+        assert st.by_name(written.split("@", 1)[0]), written
+
+
 def _build_id_debug_file(path: str) -> str | None:
     """The separate debug file of ``path`` by its build-id, found with readelf (not swk)."""
     notes = run(["readelf", "-n", path]).stdout
@@ -407,11 +437,13 @@ def nm_functions(*paths: str, dynamic: bool = False) -> dict[int, tuple[int, set
             parts = line.split()
             if len(parts) != 4 or parts[2] not in "TtWwi":
                 continue
-            addr, size, name = int(parts[0], 16), int(parts[1], 16), parts[3].split("@", 1)[0]
+            # a name as written (``name@@VER`` in a .symtab, kept by GDB and swk) or versionless
+            addr, size, name = int(parts[0], 16), int(parts[1], 16), parts[3]
             if size == 0:
                 continue
             old = out.get(addr)
-            out[addr] = (max(size, old[0]) if old else size, (old[1] if old else set()) | {name})
+            out[addr] = (max(size, old[0]) if old else size,
+                         (old[1] if old else set()) | {name, name.split("@", 1)[0]})
     return out
 
 
@@ -493,11 +525,17 @@ def test_symbol_table_cxx(builds):
     # undefined symbols (imports) never show up
     assert not st.by_name("abort")
     assert st.by_name("abort@plt")
+    at_same = {}
+    for s in st:
+        at_same.setdefault(s.value, {})[s.name] = s.size
     for s in st:
         assert isinstance(s, Symbol)
         assert s.kind in ("func", "object", "notype", "ifunc")
         assert s.binding in ("global", "local", "weak")
-        assert "@" not in s.name or s.name.endswith("@plt")
+        if "@" in s.name and not s.name.endswith("@plt"):
+            # name@VER as written, and (GDB's elf_symtab_read) the version-less name beside it
+            # without a size, so that at the address the written one is preferred
+            assert at_same[s.value].get(s.name.split("@", 1)[0]) == 0, s
 
 
 def test_libc_symbols():

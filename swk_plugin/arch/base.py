@@ -23,6 +23,8 @@ Facts (class attributes; the default, who reads them):
 ``capstone_mode``           None (the analysis kits)
 ``fp_registers``, ``x87_registers``  {} and none (procstate, back-ends, locals/frames)
 ``thread_pointer``, ``tls_variant``  None, 2 (procstate, back-ends, linux/tls)
+``tls_tcb_offset``, ``tls_first_block``  0, None (linux/tls: variant 1's TCB end and first block)
+``thread_pointer_words``    None (gdb back-end: the two 32-bit registers debuggers show it as)
 ``return_address_pushed``   True (steppers/analysis, steppers/wanderer, walker)
 ``zero_fp_is_outermost``    True (steppers/bottom)
 ``pac_mask_registers``      {} (back-ends, steppers/wanderer)
@@ -36,6 +38,7 @@ Facts (class attributes; the default, who reads them):
 
 Methods (their defaults below): reg_name, reg_number, reg_size (procstate, format, display,
 locals); fp_register_name, fp_register_number, register_value (procstate, locals/frames);
+fp_register_word (unwind/apply, gdb back-end: an FPR's bits as an integer);
 gdb_name, lldb_name (debuggers' register names); strip_pointer_auth, pac_mask_from_note,
 usable_pac_mask (procstate, unwind/apply, linux/coredump, back-ends); scan_cfa
 (steppers/wanderer); unpack_pointer, unpack_int (back-ends: words the target hands over
@@ -232,6 +235,16 @@ class Architecture:
     #: a module's static TLS block lies from it: variant 2 below it (x86), 1 above it.
     thread_pointer = None
     tls_variant = 2
+    #: Variant 1: how far below the thread pointer the TCB ends (Power's ABI puts the pointer
+    #: 0x7000 past it, so 16-bit offsets reach 64 KiB of TLS), and how far past that end the
+    #: static executable's own block starts before its alignment (None: the two-word TCB
+    #: {dtv, private} lies there, as on AArch64; 0 where glibc's TLS_TCB_SIZE is 0: the TCB lies
+    #: before the pointer).
+    tls_tcb_offset = 0
+    tls_first_block = None
+    #: Where a debugger shows no register for the thread pointer but its two 32-bit halves
+    #: (high word first): s390x's access registers a0 and a1.
+    thread_pointer_words = None
     #: Whether a call pushes the return address (x86), so a callee's CFA is always above its
     #: sp; False where it is left in a register (AArch64's x30): a leaf's CFA may be its sp.
     return_address_pushed = True
@@ -306,6 +319,15 @@ class Architecture:
         """The narrowest debugger name of FP/vector register ``regno`` (xmm0, st0)."""
         entry = self.fp_registers.get(regno)
         return entry[1][-1] if entry else f"r{regno}"
+
+    def fp_register_word(self, regno, raw):
+        """The bits of floating-point register ``regno`` as an integer (its bytes ``raw`` up to
+        the register's size, in the target's order: the word a move from a general register
+        put there, s390x's ``ldgr``), or None when ``raw`` is short."""
+        entry = self.fp_registers.get(regno)
+        if entry is None or raw is None or len(raw) < entry[0]:
+            return None
+        return int.from_bytes(raw[:entry[0]], self.byteorder)
 
     def fp_register_number(self, name):
         for regno, (_size, names) in self.fp_registers.items():

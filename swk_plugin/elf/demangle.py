@@ -190,10 +190,10 @@ def demangle(name):
             r = _cxa_demangle(base)
         except LookupError:
             r = _cxxfilt_batch([base]).get(base)
-        if not r:
-            r = base
+        # bfd_demangle (GDB's): the version suffix of a name as written comes back after it
+        r = r + name[len(base):] if r else name
     else:
-        r = gdb_plain_name(base)
+        r = gdb_plain_name(name)        # GDB decodes the name as written, version and all
     if len(_cache) < _CACHE_MAX:
         _cache[name] = r
     return r

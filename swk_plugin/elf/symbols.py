@@ -204,18 +204,23 @@ def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
             if _is_mapping_symbol(name):
                 continue
         hidden = False
-        if strip_versions:
-            at = name.find("@")
-            if at > 0:
-                hidden = not name.startswith("@", at + 1)    # name@VER, not name@@VER
-                name = name[:at]
-        if versym is not None:
-            i = len(names_by_index) - 1
-            hidden = hidden or (i < len(versym) and bool(versym[i] & VERSYM_HIDDEN))
         if executable:
             mst = "file_text" if binding == "local" else ("ifunc" if kind == "ifunc" else "text")
         else:
             mst = "file_data" if binding == "local" else "data"
+        if strip_versions:
+            at = name.find("@")
+            if at > 0:
+                # GDB's elf_symtab_read keeps ``name@VER`` / ``name@@VER`` as written and
+                # installs the version-less name beside it, without a size (so at an address
+                # the written one, sized, is preferred: ppc64's
+                # ``00000049.plt_call.abort@@GLIBC_2.17`` stubs)
+                out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0], False))
+                hidden = not name.startswith("@", at + 1)    # name@VER, not name@@VER
+                name, ssize = name[:at], 0
+        if versym is not None:
+            i = len(names_by_index) - 1
+            hidden = hidden or (i < len(versym) and bool(versym[i] & VERSYM_HIDDEN))
         out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0], hidden))
     return out, names_by_index
 
@@ -457,8 +462,11 @@ class _Table:
 class SymbolTable:
     """Address and name lookups over a module's symbols (see the module docstring)."""
 
-    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>"):
+    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>", descriptors=None):
         self.name = name
+        #: The section of the architecture's function descriptors (ELFv1's .opd) where the
+        #: module has one: a function pointer holds a descriptor's address there.
+        self.descriptors = descriptors
         self._main_raw = list(main_syms)
         self._debug_raw = list(debug_syms)
         self._tables = None
@@ -502,7 +510,8 @@ class SymbolTable:
         for name, stype, flags, addr, size, _off, _link, _ent in shdrs:
             if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:
                 sections.append((addr, addr + size, (name, addr)))
-        return cls(main, debug, sections, name=getattr(module, "name", "<module>"))
+        return cls(main, debug, sections, name=getattr(module, "name", "<module>"),
+                   descriptors=arch.function_descriptors if at_code is not None else None)
 
     def load(self):
         """Build the address tables now rather than at the first lookup."""
@@ -533,6 +542,14 @@ class SymbolTable:
             if lo <= addr < hi:
                 return key
         return None
+
+    def holds_descriptor(self, addr):
+        """Whether the unbiased address lies in the function-descriptor section (GDB's
+        convert_from_func_ptr_addr reads the entry there)."""
+        if self.descriptors is None:
+            return False
+        key = self.section_of(addr)
+        return key is not None and key[0] == self.descriptors
 
     def lookup(self, addr):
         """(Symbol, offset) for the unbiased address, or None."""

@@ -103,6 +103,17 @@ def _sizeof(libc, name):
     return int.from_bytes(raw, mod.byteorder) if raw else None
 
 
+def _pre_tcb_size(libc, arch):
+    """Variant 1's TLS_PRE_TCB_SIZE: the bytes of struct pthread (and any TCB) below the TCB's
+    end, from libc's own DB_THREAD_SELF where it states the thread pointer's bias
+    (``_thread_db_register64``: thread descriptor = tp + bias, with Power's 0x7000 in it), else
+    struct pthread's size (CONST_THREAD_AREA: AArch64's descriptor lies right below tp)."""
+    reg = _descriptor(libc, "register%d" % (8 * arch.ptr_size))
+    if reg is not None and reg[0] == 8 * arch.ptr_size:
+        return -_signed(reg[1], 32) - arch.tls_tcb_offset
+    return _sizeof(libc, "pthread")
+
+
 def thread_descriptor(ps, thread, libc):
     """The address of ``thread``'s struct pthread (libthread_db's th_unique): from its
     thread pointer when the target has it (a register, GDB's thread handle, a core's
@@ -116,9 +127,9 @@ def thread_descriptor(ps, thread, libc):
     if tp is not None:
         if arch.tls_variant == 2:
             return tp
-        size = _sizeof(libc, "pthread")
-        if size is not None:
-            return tp - size
+        pre = _pre_tcb_size(libc, arch)
+        if pre is not None:
+            return tp - arch.tls_tcb_offset - pre
     d = _descriptors(libc, ("rtld_global__dl_stack_used", "rtld_global__dl_stack_user", "list_t_next",
                             "pthread_list", "pthread_tid"))
     mod = libc.module
@@ -170,7 +181,7 @@ def tls_block(ps, lib, thread):
     if offset not in (NO_TLS_OFFSET, FORCED_DYNAMIC_TLS_OFFSET):   # in the static TLS area
         if arch.tls_variant == 2:
             return (pd - offset) & arch.address_mask
-        size = _sizeof(libc, "pthread") or 0
+        size = _pre_tcb_size(libc, arch) or 0
         return (pd + size + offset) & arch.address_mask
     raise TlsError(f"Cannot access thread-local variables of {os.path.basename(lib.path)} in this "
                    "thread yet: it has not allocated them")
@@ -186,6 +197,9 @@ def _static_executable_block(ps, lib, tp):
     memsz, align = seg
     align = max(align, 1)
     size = (memsz + align - 1) // align * align
-    if ps.arch.tls_variant == 2:
-        return (tp - size) & ps.arch.address_mask
-    return tp + 2 * ps.arch.ptr_size   # variant 1: the block follows the 2-word TCB
+    arch = ps.arch
+    if arch.tls_variant == 2:
+        return (tp - size) & arch.address_mask
+    # variant 1: the block follows the TCB's end, past a two-word TCB where one lies there
+    first = 2 * arch.ptr_size if arch.tls_first_block is None else arch.tls_first_block
+    return (tp - arch.tls_tcb_offset + (first + align - 1) // align * align) & arch.address_mask

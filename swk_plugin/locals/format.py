@@ -12,6 +12,7 @@ from collections import namedtuple
 from ..dwarf.expr import evaluate
 from .floats import format_float
 from .locations import SYNTHETIC_BYTE
+from .symbolize import Symbolizer
 from .types import strip_typedefs, type_name
 
 __all__ = ["format_value", "format_float", "ValueFormat", "PRINT_MAX", "REPEAT_THRESHOLD", "MAX_DEPTH"]
@@ -470,11 +471,22 @@ class _Printer:
             return "(" + " | ".join(parts) + ")"
         return str(v)
 
+    def function_pointer(self, a, size):
+        """print_function_pointer_address: a pointer to a function descriptor (ELFv1) prints
+        the descriptor's address, then the entry it holds with the function's name."""
+        sym = self.symbolize
+        if isinstance(sym, Symbolizer) and sym.descriptor(a):
+            word = self._mem(a, size)
+            entry = int.from_bytes(word, self.order) if word is not None else a
+            if entry != a:
+                return ("@0x%x: " % a if self.fmt.address else "") + self.address(entry, func=True)
+        return self.address(a, func=True)
+
     def pointer(self, s, t, a):
         target = s.target
         ts = strip_typedefs(target) if target is not None else None
         if ts is not None and ts.kind == "func":
-            return self.address(a, func=True)
+            return self.function_pointer(a, s.size)
         out = self.address(a)
         if target is not None and a != 0 and _textual(target):
             text = self.string_at(a, target)

@@ -77,10 +77,37 @@ def _physname(eng, fn):
     return canon(fn.name + params)      # dwarf2_canonicalize_name: main(int, char**)
 
 
+class Symbolizer:
+    """GDB's <symbol+offset> for an address anywhere in a process (``symbolizer(addr)``), and
+    whether an address is a function descriptor (``descriptor(addr)``: ELFv1's .opd, where a
+    function pointer points; GDB prints such a pointer ``@DESCRIPTOR: ENTRY <function>``)."""
+    __slots__ = ("spans",)
+
+    def __init__(self, spans):
+        self.spans = spans
+
+    def _span(self, a):
+        for lo, hi, module, bias in self.spans:
+            if lo <= a < hi:
+                return module, bias
+        return None
+
+    def __call__(self, a):
+        span = self._span(a)
+        return module_symbolizer(*span)(a) if span is not None else None
+
+    def descriptor(self, a):
+        span = self._span(a)
+        if span is None:
+            return False
+        st = module_symbols(span[0])
+        return st is not None and st.holds_descriptor(a - span[1])
+
+
 def make_symbolizer(libraries):
-    """A process-wide symbolize(addr) over ``libraries``: (module, bias) pairs (or objects
-    with .module and .base), for format_value(..., symbolize=...).  Made once per walk
-    (the walk keeps it); each module's own symbolizer is kept in the module's cache."""
+    """A process-wide Symbolizer over ``libraries``: (module, bias) pairs (or objects with
+    .module and .base), for format_value(..., symbolize=...).  Made once per walk (the walk
+    keeps it); each module's own symbolizer is kept in the module's cache."""
     spans = []
     for lib in libraries:
         if isinstance(lib, tuple):
@@ -95,11 +122,4 @@ def make_symbolizer(libraries):
         except Exception:
             continue
     spans.sort(key=lambda s: s[0])
-
-    def symbolize(a):
-        for lo, hi, module, bias in spans:
-            if lo <= a < hi:
-                return module_symbolizer(module, bias)(a)
-        return None
-
-    return symbolize
+    return Symbolizer(spans)

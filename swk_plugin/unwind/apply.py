@@ -238,7 +238,10 @@ def caller_by_rule(callee, rule, ps):
     plan = compile_rule(rule, arch)
     if plan is not None:
         return _caller_by_plan(callee, rule, plan, ps, arch)
-    res = apply_rule(rule, callee_registers(callee, arch), ps.read_memory, arch, ps.strip_return_address)
+    regs = callee_registers(callee, arch)
+    if callee.more_regs is not None:
+        regs = _with_parked(rule, regs, callee.more_regs, arch)
+    res = apply_rule(rule, regs, ps.read_memory, arch, ps.strip_return_address)
     if res.ra_undefined or res.ra is None:
         return None, res.cfa
     regs = res.regs
@@ -250,6 +253,36 @@ def caller_by_rule(callee, rule, ps):
     if res.undefined:
         caller.lost = res.undefined
     return caller, res.cfa
+
+
+def _with_parked(rule, regs, more_regs, arch):
+    """``regs`` with the registers beyond the frame's set that a rule takes a caller's
+    register from (a leaf parks r11 or r15 in an FPR on s390x: ``ldgr %f0,%r11``), read from
+    ``more_regs``: a thread's register set holds only its general registers until one is asked for."""
+    wanted = [rr.arg for rr in rule.regs.values() if rr.kind == REGISTER and rr.arg not in regs]
+    if not wanted:
+        return regs
+    regs = dict(regs)
+    for regno in wanted:
+        value = more_regs(regno)
+        if value is not None:
+            regs[regno] = value & arch.address_mask
+    return regs
+
+
+def thread_register_source(ps, thread):
+    """``more_regs`` of a thread's innermost frame: its floating-point registers as integers
+    of their first register-sized bytes (the 64-bit word ``ldgr`` put there)."""
+    arch = ps.arch
+
+    def more_regs(regno):
+        if regno not in arch.fp_registers:
+            return None
+        try:
+            return arch.fp_register_word(regno, ps.get_fpreg_value(regno, thread))
+        except SwkError:
+            return None
+    return more_regs
 
 
 def _caller_by_plan(callee, rule, plan, ps, arch):
@@ -319,4 +352,4 @@ def _caller(callee, rule, ra, sp, regs, locs, cfa, arch):
 
 
 __all__ = ["UnwindResult", "apply_rule", "callee_registers", "caller_by_rule", "compile_rule", "frame_cfa",
-           "rule_cfa", "UNDEFINED"]
+           "rule_cfa", "thread_register_source", "UNDEFINED"]

@@ -53,6 +53,10 @@ class Ppc64le(Architecture):
     fp_registers = registers.FP_REGISTERS
     thread_pointer = registers.THREAD_POINTER
     tls_variant = 1
+    #: The ABI's r13: 0x7000 past the end of the TCB, the first block right there (glibc's
+    #: TLS_TCB_OFFSET, TLS_TCB_SIZE 0).
+    tls_tcb_offset = 0x7000
+    tls_first_block = 0
     #: GCC's .eh_frame numbers lr, ctr, cr and the vector registers its own way.
     cfi_renumber = registers.CFI_RENUMBER
     #: r0, r3-r12 and f0-f13 are volatile: GDB's DWARF unwinder (ppc_dwarf2_frame_init_reg)

@@ -51,6 +51,8 @@ class Riscv64(Architecture):
     fp_registers = registers.FP_REGISTERS
     thread_pointer = registers.THREAD_POINTER
     tls_variant = 1
+    #: glibc's tp points at the first TLS block itself, the TCB before it (TLS_TCB_SIZE 0).
+    tls_first_block = 0
 
     def reg_size(self, regno):
         return registers.reg_size(regno)

@@ -55,6 +55,8 @@ class S390x(Architecture):
     syscalls = {"process_vm_readv": 340}
     fp_registers = registers.FP_REGISTERS
     thread_pointer = registers.THREAD_POINTER
+    #: GDB shows a0 and a1 as acr0 and acr1.
+    thread_pointer_words = ("acr0", "acr1")
     #: Volatile registers print as <optimized out> in callers, as in GDB.
     cfi_undefined = registers.CALL_CLOBBERED
 

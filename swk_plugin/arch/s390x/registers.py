@@ -65,6 +65,6 @@ def reg_size(regno):
 #: The floating-point registers by DWARF number: (bytes, debugger names).
 FP_REGISTERS = {F0 + i: (8, (f"f{n}",)) for i, n in enumerate(F_ORDER)}
 #: The thread pointer: access registers a0:a1 (high word in a0), which NT_PRSTATUS holds in
-#: one 8-byte slot of its own (regsets.py); GDB names no such register (glibc's thread
-#: handle, its TCB, is the thread pointer there).
+#: one 8-byte slot of its own (regsets.py); GDB shows them as acr0 and acr1
+#: (Architecture.thread_pointer_words).
 THREAD_POINTER = "acr0_1"

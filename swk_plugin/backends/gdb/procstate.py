@@ -224,11 +224,20 @@ class GdbProcessState(ProcessState):
     def read_thread_named_register(self, tid, name):
         th = self.gdb_thread(tid)
 
+        words = self.arch.thread_pointer_words if name == self.arch.thread_pointer else None
+
         def read(newest):
             try:
                 return int(newest.read_register(name)) & self.arch.address_mask
             except (gdb.error, ValueError):
-                return None
+                pass
+            if words:       # a pointer GDB shows as two 32-bit registers (s390x's a0:a1)
+                try:
+                    hi, lo = (int(newest.read_register(w)) & 0xFFFFFFFF for w in words)
+                except (gdb.error, ValueError):
+                    return None
+                return hi << 32 | lo
+            return None
         value = self._on_thread(th, read)
         if value is None and name == self.arch.thread_pointer:
             # no register for it (i386's %gs base): glibc's thread handle, a pthread_t, is

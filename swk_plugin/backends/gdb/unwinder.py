@@ -26,7 +26,7 @@ from ...frame import Frame
 from ...stepper import Gcf
 from ...unwind.cfi import cfi_rule_at
 from ...unwind.modules import function_at, module_at
-from .procstate import TARGET, architecture, selected_thread
+from .procstate import TARGET, architecture, selected_thread, value_bytes
 
 DECLINE, SWK, CHECK = "gdb", "swk", "check"
 MAX_FRAME = 1 << 28
@@ -135,22 +135,21 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
         if kind == CHECK and self._plausible_fp(pf, pc, *self.fast[2:]):
             return None
         sp = int(pf.read_register(desc[arch.reg_name(arch.sp)]))
-        fp = int(pf.read_register(desc[arch.reg_name(arch.fp)]))
         walker = self.session.walker_for(gdb.selected_inferior())
         if walker.process_state.arch != arch:
             return None     # the frame's architecture is not the inferior's: not swk's to unwind
-        regs = {arch.pc: pc, arch.sp: sp, arch.fp: fp}
-        for regno in arch.callee_saved:
+        regs = {arch.pc: pc, arch.sp: sp}
+        # the frame pointer, the callee-saved registers and a return-address register (AArch64's
+        # x30: a leaf's caller is there): one GDB could not recover for this frame (<not saved>)
+        # is unknown here, which only costs the rules that need it
+        for regno in (arch.fp, *arch.callee_saved, arch.ra):
             if regno not in regs:
-                regs[regno] = int(pf.read_register(desc[arch.reg_name(regno)]))
-        if arch.ra != arch.pc:
-            # a return-address register (AArch64's x30): a leaf's caller is there; GDB may not
-            # know it in an outer frame (not saved), which only costs that source
-            try:
-                regs[arch.ra] = int(pf.read_register(desc[arch.reg_name(arch.ra)]))
-            except (gdb.error, ValueError):
-                pass
-        frame = Frame(pc, sp, fp, walker=walker, regs=regs)
+                try:
+                    regs[regno] = int(pf.read_register(desc[arch.reg_name(regno)]))
+                except (gdb.error, ValueError):
+                    pass
+        frame = Frame(pc, sp, regs.get(arch.fp, 0), walker=walker, regs=regs)
+        frame.more_regs = lambda regno: self._more_register(pf, regno)
         level = pf.level()
         frame.is_top = level == 0
         frame.non_call = not frame.is_top and not self._after_call(walker, pc)
@@ -174,6 +173,17 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
                 info.add_saved_register(arch.reg_name(regno), self._value(value & mask, regno, pf))
         self.unwound += 1
         return info
+
+    def _more_register(self, pf, regno):
+        """A register beyond the general ones a rule asks for, as GDB has it in the pending
+        frame (never through gdb.newest_frame(): not inside an unwinder)."""
+        arch = self.arch
+        if regno not in arch.fp_registers:
+            return None
+        try:
+            return arch.fp_register_word(regno, value_bytes(pf.read_register(arch.fp_register_name(regno))))
+        except (gdb.error, ValueError):
+            return None
 
     # --- deciding fast ----------------------------------------------------------------------
     def _classify(self, pc):
