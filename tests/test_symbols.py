@@ -992,3 +992,24 @@ def test_libc_debug_info_inflated_only_as_far_as_needed():
     assert 0 < got < full, (got, full)
     # the rest is still there when a reader needs the whole section
     assert len(dw.secs.get(".debug_info")) == full
+
+
+def test_may_name_never_rules_out_a_definer():
+    """elf/strtab.may_name: a module whose string tables lack a name is not read for it; every
+    name binutils' nm lists for libc (its .dynsym and its debug file's .symtab, and the
+    version-less part of each name@VER: string tables share tails, __pthread_kill is the end of
+    __GI___pthread_kill, so a name need not start after a NUL, nor end at one) is one it may
+    name, and names none of its tables holds are ruled out."""
+    from swk_plugin.elf.strtab import may_name
+    S.need_path(LIBC, "libc6")
+    mod = ElfModule(LIBC)
+    dbg = _build_id_debug_file(LIBC)
+    if dbg is None:
+        S.missing("no separate debug file for libc", S.install_hint("libc6-dbg"))
+    names = set()
+    for argv in (["nm", "-D", "--defined-only", LIBC], ["nm", dbg]):
+        names |= {ln.split()[-1].split("@")[0] for ln in run(argv).stdout.splitlines() if ln.split()}
+    missed = [n for n in names if not may_name(mod, n)]
+    assert len(names) > 5000 and not missed, missed[:10]
+    for name in ("swk_no_such_function", "__libc_start_main_no"):
+        assert not may_name(mod, name)

@@ -21,8 +21,8 @@ relocated CFI), so the CFI stepper and the symbol lookup use it like any module.
 import bisect
 import struct
 
-from ..elf.gnuhash import may_name
 from ..elf.module import ElfModule
+from ..elf.strtab import may_name
 from ..elf.symbols import module_symbols
 from ..errors import BadFileError, MemoryReadError, SwkError
 from ..procstate import Library

@@ -16,7 +16,7 @@ from the target's memory up to its zero terminator and given to the CFI stepper 
 which a program linked with -static-libgcc carries (Debian's libgcc_s.so.1 is stripped).
 """
 from ..dwarf.cfi import CfiError, CfiTable
-from ..elf.gnuhash import may_name
+from ..elf.strtab import may_name
 from ..elf.symbols import module_symbols
 from ..errors import BadFileError, MemoryReadError
 from ..procstate import Library

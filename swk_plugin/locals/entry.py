@@ -9,6 +9,7 @@ it cannot reach itself by tail calls (GDB's checks).
 from ..arch import from_elf_machine
 from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import ExprError, LoopDetected
+from ..elf.strtab import may_name
 from ..elf.symbols import module_symbols
 from ..errors import SwkError
 from . import dies
@@ -130,10 +131,11 @@ def _call_target(eng, site):
             nm = dies.chain_string(eng.d, node, AT_linkage_name) or dies.chain_string(eng.d, node, AT_name)
             if not nm:
                 return None
-            st = module_symbols(eng.module)
-            for h in (st.by_name(nm) if st is not None else []):
-                if h._mst in ("text", "file_text"):
-                    return ("addr", h.value)         # defined in this module after all
+            if may_name(eng.module, nm):            # (no string table holds it: not here)
+                st = module_symbols(eng.module)
+                for h in (st.by_name(nm) if st is not None else []):
+                    if h._mst in ("text", "file_text"):
+                        return ("addr", h.value)     # defined in this module after all
             return ("name", nm)
         ao = node.attrs.get(AT_abstract_origin) or node.attrs.get(AT_specification)
         if ao is None or dies.ref(ao[1]) is None:
@@ -160,6 +162,8 @@ def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_
     if kind == "addrs":
         return any(a + caller_bias == callee_abs for a in v)
     if kind == "name":
+        if not may_name(callee_module, v):      # (its string tables lack the name)
+            return False
         st = module_symbols(callee_module)
         if st is None:
             return False

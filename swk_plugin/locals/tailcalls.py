@@ -14,6 +14,7 @@ Addresses given to and returned by this module are absolute; ``libraries`` is th
 process's [(module, bias)], searched in order for a callee named only by its
 linkage name (a call into another library), as GDB's minimal symbols are.
 """
+from ..elf.strtab import may_name
 from ..elf.symbols import module_symbols
 from .entry import call_site_at, call_sites, call_target, is_tail_call
 from .scopes import engine_for
@@ -70,6 +71,8 @@ class _Resolver:
         if kind == "addrs":                          # every part of a split function, as GDB
             return [a + bias for a in value]
         for other, obias in self.libraries:          # ("name", linkage name): the first definer
+            if not may_name(other, value):          # (its string tables lack the name)
+                continue
             table = module_symbols(other)
             for hit in (table.by_name(value) if table is not None else ()):
                 if hit._mst in ("text", "file_text"):
