@@ -15,6 +15,20 @@ class MemoryReadError(SwkError):
         super().__init__(msg)
 
 
+def read_exact(read_mem, addr, size):
+    """``size`` bytes from a caller's ``read_mem(addr, size)`` hook: its own SwkError as raised,
+    any other failure or a short read a MemoryReadError (a user's accessor may fail anyhow)."""
+    try:
+        data = read_mem(addr, size)
+    except SwkError:
+        raise
+    except Exception as exc:
+        raise MemoryReadError(addr, size, str(exc) or type(exc).__name__) from None
+    if data is None or len(data) < size:
+        raise MemoryReadError(addr, size, "short read")
+    return data[:size]
+
+
 class RegisterError(SwkError):
     pass
 

@@ -5,7 +5,7 @@ opcode, and returns the position after its operands.  The table covers every ope
 GDB 13's dwarf2/expr.c evaluates, with its semantics; the ones it does not
 (DW_OP_xderef*, DW_OP_call_ref) are its "Unhandled" error.
 """
-from ..errors import MemoryReadError, SwkError
+from ..errors import read_exact
 from .encoding import DecodeError
 from .exprerrors import (ContextUnavailable, MalformedExpression, RegisterUnavailable, StackUnderflow,
                          TypeMismatch, UnhandledOpcode)
@@ -98,18 +98,9 @@ class Machine:
 
     def load(self, addr, size, op):
         """``size`` bytes of target memory at ``addr``; MemoryReadError if unreadable."""
-        hook = self.read_mem
-        if hook is None:
+        if self.read_mem is None:
             raise ContextUnavailable(f"{op_name(op)}: memory is not available")
-        try:
-            data = hook(addr, size)
-        except SwkError:
-            raise
-        except Exception as exc:
-            raise MemoryReadError(addr, size, str(exc) or type(exc).__name__) from None
-        if data is None or len(data) < size:
-            raise MemoryReadError(addr, size, "short read")
-        return data[:size]
+        return read_exact(self.read_mem, addr, size)
 
     def base(self, die, op):
         """The base type at unit offset ``die`` (0: the generic type, None); None too

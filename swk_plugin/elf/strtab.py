@@ -13,8 +13,9 @@ from .debugfile import attach_debug_file
 
 def _string_tables(module):
     """The bytes of every string table naming the module's symbols (its own and its debug
-    file's).  A name may be the tail of a longer one (linkers merge suffixes: __pthread_kill
-    inside __GI___pthread_kill), so a name is looked for as itself and a NUL."""
+    file's), or None where they cannot be listed.  A name may be the tail of a longer one
+    (linkers merge suffixes: __pthread_kill inside __GI___pthread_kill), so a name is looked
+    for as itself and a NUL."""
     out = []
     mods = [module]
     try:
@@ -24,21 +25,26 @@ def _string_tables(module):
     if dbg is not None and dbg is not module:
         mods.append(dbg)
     for m in mods:
-        try:
-            for h in m.section_headers():
-                if h[0] in (".dynstr", ".strtab") and h[1] != "SHT_NOBITS" and h[4] > 0:
-                    out.append(m.read_file(h[5], h[4]))
-        except BadFileError:
-            continue
+        for name in (".dynstr", ".strtab"):
+            try:
+                sec = m.section(name)
+                data = sec.data if sec is not None else None
+            except BadFileError:
+                continue
+            except Exception:   # not an ELF file swk reads: unknown
+                return None
+            if data:
+                out.append(bytes(data))
     return out
 
 
 def may_name(module, name: str) -> bool:
     """False when no string table of ``module`` (or its debug file) holds ``name`` (followed by
-    its NUL, or by the @ of a version), so that none of its symbols is called that."""
+    its NUL, or by the @ of a version), so that none of its symbols is called that; True where
+    its tables cannot be read (only the whole symbol table can tell)."""
     tables = module.cache.value("string-tables", lambda: _string_tables(module))
-    if not tables:
-        return True         # nothing read: only the whole table can tell
+    if tables is None:
+        return True
     raw = name.encode()
     whole, versioned = raw + b"\0", raw + b"@"      # name@VER: the version-less twin is name
     return any(whole in t or versioned in t for t in tables)

@@ -16,11 +16,11 @@ A code load with unwinding data is given to the CFI stepper as a small ELF image
 holding its symbol and its .eh_frame at their addresses, made the first time a walk needs it.
 """
 import bisect
-import os
 import re
 import struct
 
 from ..procstate import Library
+from .appended import AppendedFiles
 from .elfimage import code_image
 from .perfmap import paint
 
@@ -148,34 +148,21 @@ class JitDump:
         return None
 
 
-_DUMPS = {}
-_DUMPS_MAX = 16
+def _read_jitdump(path, previous):
+    dump = previous if previous is not None else JitDump(path)
+    with open(path, "rb") as f:
+        f.seek(dump.offset)
+        dump.read_more(f.read())
+    return dump
+
+
+#: A jitdump is only appended to: a stop reads the records written since the last.
+_DUMPS = AppendedFiles(16, _read_jitdump)
 
 
 def open_jitdump(path):
-    """The JitDump at ``path`` as the file is now, or None: shared while the file is unchanged,
-    continued from where it was left when it only grew (a jitdump is only appended to)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    key = (st.st_mtime_ns, st.st_size, st.st_ino)
-    held = _DUMPS.get(path)
-    if held is not None and held[0] == key:
-        return held[1]
-    dump = held[1] if held is not None and held[0][2] == st.st_ino and held[1].offset <= st.st_size else None
-    if dump is None:
-        dump = JitDump(path)
-    try:
-        with open(path, "rb") as f:
-            f.seek(dump.offset)
-            dump.read_more(f.read())
-    except (OSError, ValueError, struct.error):
-        return None
-    if len(_DUMPS) >= _DUMPS_MAX and path not in _DUMPS:
-        _DUMPS.pop(next(iter(_DUMPS)))
-    _DUMPS[path] = (key, dump)
-    return dump
+    """The JitDump at ``path`` as the file is now, or None."""
+    return _DUMPS.open(path)
 
 
 def marker_path(ps):

@@ -9,7 +9,8 @@ taken after the later line was written).  A map is shared while the file is unch
 """
 import bisect
 import heapq
-import os
+
+from .appended import AppendedFiles
 
 #: The source a perf map's names are reported with (JSON's "name_source").
 SOURCE = "perf-map"
@@ -116,30 +117,13 @@ class PerfMap:
         return len(self.entries)
 
 
-_MAPS = {}
-_MAPS_MAX = 64
+#: A perf map is only appended to: a stop reads the lines written since the last.
+_MAPS = AppendedFiles(64, PerfMap.read)
 
 
 def open_perf_map(path):
-    """The PerfMap at ``path`` as the file is now, or None when there is none: shared while
-    the file is unchanged (mtime, size), continued where it only grew, else read afresh."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    key = (st.st_mtime_ns, st.st_size, st.st_ino)
-    held = _MAPS.get(path)
-    if held is not None and held[0] == key:
-        return held[1]
-    previous = held[1] if held is not None and held[0][2] == st.st_ino and held[1].offset <= st.st_size else None
-    try:
-        pm = PerfMap.read(path, previous)
-    except OSError:
-        return None
-    if len(_MAPS) >= _MAPS_MAX and path not in _MAPS:
-        _MAPS.pop(next(iter(_MAPS)))
-    _MAPS[path] = (key, pm)
-    return pm
+    """The PerfMap at ``path`` as the file is now, or None when there is none."""
+    return _MAPS.open(path)
 
 
 def default_path(pid):

@@ -7,7 +7,7 @@ found, plus what the step learned about the callee (its CFA, whether it is a
 signal trampoline) for the walker to record once it accepts the caller.
 """
 from ..dwarf.expr import ExprError, evaluate
-from ..errors import MemoryReadError, RuleError, SwkError
+from ..errors import RuleError, SwkError, read_exact
 from ..frame import ADDRESS, UNKNOWN_LOCATION, Frame, FrameKind, Location
 from ..rule import (EXPRESSION, OFFSET, REGISTER, SAME_VALUE, UNDEFINED, VAL_EXPRESSION, VAL_OFFSET)
 from .cfi import cfi_rule_at
@@ -56,15 +56,7 @@ def apply_rule(rule, regs, read_mem, arch, strip=None):
     mask = (1 << (ptr_size * 8)) - 1
 
     def load(addr):
-        try:
-            data = read_mem(addr, ptr_size)
-        except SwkError:
-            raise
-        except Exception as exc:
-            raise MemoryReadError(addr, ptr_size, str(exc) or type(exc).__name__) from None
-        if data is None or len(data) < ptr_size:
-            raise MemoryReadError(addr, ptr_size, "short read")
-        return int.from_bytes(data[:ptr_size], order)
+        return int.from_bytes(read_exact(read_mem, addr, ptr_size), order)
 
     def run(expr, initial, what):
         return _run(expr, initial, what, regs, read_mem, ptr_size, order)
