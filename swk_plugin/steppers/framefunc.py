@@ -13,7 +13,13 @@ change.
 Where the code at a pc cannot be read at all (a core without its program or
 libraries), no prologue can be checked: then the architecture's frame record
 (``arch.prologue.frame_record``) is followed if the frame pointer points at one
-in this stack — what GDB's i386 unwinder and eu-stack do there.
+in this stack — what GDB's i386 unwinder and eu-stack do there.  So it is in JIT
+code a call returns to that its runtime describes without CFI (executable memory no
+library holds, a function a perf map or jitdump names): the runtimes that publish
+their code keep frame records there (V8 always; HotSpot's interpreter always, its
+compiled code with -XX:+PreserveFramePointer).  Code nobody describes (a stub copied
+to a page) may keep none — rbp would be its caller's, skipping a frame — and is left
+to the analysis and the scanner.
 """
 from ..errors import MemoryReadError, RuleError
 from ..rule import UnwindRule
@@ -73,11 +79,12 @@ class FrameFuncStepper(FrameStepper):
 
     def rule_for(self, frame):
         """The UnwindRule for ``frame`` from its function's prologue (or, where its code cannot
-        be read, the architecture's frame record), or None."""
+        be read or is JIT code, the architecture's frame record), or None."""
         exact = frame.is_top or frame.non_call
         pro = self.prologue_for(frame.ra if exact else frame.ra - 1)
         if pro is None:
-            return self._unread_code_rule(frame.ra if exact else frame.ra - 1, exact)
+            return self._unread_code_rule(frame.ra if exact else frame.ra - 1, exact) or \
+                self._jit_rule(frame.ra - 1, exact)
         if not exact:
             return pro.body
         return pro.rule_at(frame.ra, True, self._at_return(frame.ra))
@@ -100,10 +107,28 @@ class FrameFuncStepper(FrameStepper):
             return kit.frame_record
         return None
 
+    def _jit_rule(self, pc, exact):
+        """The frame record's rule for a frame a call returns to (not ``exact``) in JIT code:
+        executable memory that no library holds and no JIT described with CFI."""
+        ps = self.process_state
+        kit = ps.arch.prologue
+        if exact or kit is None or kit.frame_record is None or not self._in_jit_code(pc):
+            return None
+        return kit.frame_record
+
+    def _in_jit_code(self, pc):
+        """Whether ``pc`` is JIT code its runtime describes without CFI: executable memory no
+        library holds, in a function a JIT source (or a user's SymbolLookup) names."""
+        ps = self.process_state
+        libs = ps.library_state
+        return (libs is not None and libs.get_library_at_addr(pc) is None and not cfi_covers(ps, pc)
+                and is_executable(ps, pc) and function_at(ps, pc) is not None)
+
     def declines_at(self, pc, exact):
         at = pc if exact else pc - 1
-        if self.process_state.arch.prologue is None or \
-                (self.prologue_for(at) is None and self._unread_code_rule(at, exact) is None):
+        if self.process_state.arch.prologue is None or (
+                self.prologue_for(at) is None and self._unread_code_rule(at, exact) is None
+                and self._jit_rule(at, exact) is None):
             return "no standard frame-pointer prologue"
         return None
 
@@ -131,7 +156,8 @@ class FrameFuncStepper(FrameStepper):
             return Gcf.NOT_ME, "the prologue's rule has no return address"
         if caller.ra != 0 and not is_executable(ps, caller.ra):
             return Gcf.NOT_ME, f"return address 0x{caller.ra:x} is not in executable memory"
-        if caller.ra != 0 and (rule is self._leaf or rule is arch.prologue.frame_record):
+        if caller.ra != 0 and (rule is self._leaf or rule is arch.prologue.frame_record) and \
+                not self._in_jit_code(frame.ra - 1):
             # no code checked this frame: its caller must at least be a mapped file's code
             region = ps.region_at(caller.ra)
             if region is not None and not (region.name.startswith("/") or region.name == "[vdso]"):
