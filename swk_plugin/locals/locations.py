@@ -422,13 +422,9 @@ def _implicit_target(expr, cu, t, ctx):
         off, _p = sleb128(expr, 1 + ref_size)
     except Exception:
         return None
-    node = dies.node_at(ctx.d, cu, die)
-    if node is None:
+    inner = _die_variable(ctx, cu, die)
+    if inner is None:
         return None
-    tmp = Variable("", False, node, ctx.scope, "computed")
-    inner = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
-                          bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                          libraries=ctx.libraries, reg_size=ctx.reg_size, byteorder=ctx.order)
     ctx.used_regs.update(inner.regs_used)
     ctx.used_entry.update(inner.entry_used)
     out = VarValue(s.target, byteorder=ctx.order)
@@ -627,17 +623,24 @@ def _resolve_dynamic(t, ctx):
     return n
 
 
-def _die_value(ctx, cu, off):
-    """The integer value, in this frame, of the variable at .debug_info offset ``off`` (a
-    VLA's bound, DW_OP_GNU_variable_value's operand); None if it has none."""
+def _die_variable(ctx, cu, off):
+    """The VarValue, read in this frame, of the variable DIE at .debug_info offset ``off`` (what
+    DW_OP_implicit_pointer points at, a VLA's bound, DW_OP_GNU_variable_value's operand); None
+    where there is no such DIE."""
     node = dies.node_at(ctx.d, cu, off)
     if node is None:
         return None
-    tmp = Variable("", False, node, ctx.scope, "computed")
-    vv = read_variable(tmp, addr=ctx.addr, regs=ctx.regs, cfa=ctx.cfa, read_mem=ctx.read_mem,
-                       bias=ctx.bias, ptr_size=ctx.ptr_size, entry_regs=ctx.entry_regs,
-                       reg_size=ctx.reg_size, byteorder=ctx.order)
-    if vv.data is None or vv.optimized_out:
+    return read_variable(Variable("", False, node, ctx.scope, "computed"), addr=ctx.addr, regs=ctx.regs,
+                         cfa=ctx.cfa, read_mem=ctx.read_mem, bias=ctx.bias, ptr_size=ctx.ptr_size,
+                         entry_regs=ctx.entry_regs, libraries=ctx.libraries, reg_size=ctx.reg_size,
+                         byteorder=ctx.order)
+
+
+def _die_value(ctx, cu, off):
+    """The integer value, in this frame, of the variable at .debug_info offset ``off`` (a
+    VLA's bound, DW_OP_GNU_variable_value's operand); None if it has none."""
+    vv = _die_variable(ctx, cu, off)
+    if vv is None or vv.data is None or vv.optimized_out:
         return None
     return int.from_bytes(vv.data, ctx.order, signed=not strip_typedefs(vv.type).unsigned)
 
