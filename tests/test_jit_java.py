@@ -11,7 +11,6 @@ the call stub are the record's frames, Thread.sleep's native frame in place of g
 """
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from pathlib import Path
