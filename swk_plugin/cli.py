@@ -2,9 +2,9 @@
 
     swk bt --core FILE [--core FILE ...] [--exe PROGRAM] [--json] [--all] [--unique]
            [--merge [function|line]] [--svg FILE] [--thread TID] [--sysroot DIR]
-           [--frame-cap N] [--perf-map FILE] [-v] [--full] [N | -N]
+           [--frame-cap N] [--perf-map FILE] [-v] [--regs] [--full] [N | -N]
     swk bt --pid PID[,PID...] [--json] [--all] [--unique] [--merge [function|line]] [--svg FILE]
-           [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--full] [N | -N]
+           [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--regs] [--full] [N | -N]
     swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
 """
 import argparse
@@ -23,7 +23,7 @@ from .jit.symbols import JitSymbols
 from .symlookup import ElfSymbolLookup
 from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
 from .merge import MergeTree
-from .options import MERGE_BY, SETTINGS, BtOptions, check_merge
+from .options import MERGE_BY, REGS, SETTINGS, BtOptions, check_merge
 from .walker import DEFAULT_FRAME_CAP, Walker
 
 
@@ -60,6 +60,8 @@ def build_parser():
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
     bt.add_argument("--perf-map", help="the JIT's perf map (default /tmp/perf-PID.map): names for its code")
     bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
+    bt.add_argument("--regs", action="store_true",
+                    help="-v, and after each frame where its caller's registers came from, by which rule")
     bt.add_argument("--full", action="store_true", help="also local variables, as GDB's bt full")
     for name, (gdb_name, _target, allowed) in SETTINGS.items():
         bt.add_argument(f"--{name}", metavar="|".join(allowed) if not callable(allowed) else "N|unlimited",
@@ -317,6 +319,8 @@ def _options(args):
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
     opts.unique = bool(getattr(args, "unique", False))
+    if getattr(args, "regs", False):
+        opts.regs, opts.verbose = True, REGS
     opts.merge, opts.svg = getattr(args, "merge", None), getattr(args, "svg", None)
     opts.all = opts.unique or bool(opts.merge)
     for name in SETTINGS:

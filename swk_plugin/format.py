@@ -9,7 +9,10 @@ from .frame import ADDRESS, FrameKind
 from .jit.symbols import JIT_KIND, JitSymbol
 from .locals.format import DEFAULT_FORMAT
 from .locals.frames import has_symtab
+from .options import REGS, SOURCE_INFO
+from .sourcelines import SourceLister
 from .symlookup import is_main_frame
+from .unwind.provenance import register_origins, rule_summary
 
 
 def frame_info(frame, level, shown=None):
@@ -131,9 +134,12 @@ def walk_json(walk, thread_num, tid, levels=None, visible=None, full=False, verb
 
 
 def register_provenance(walk, index):
-    """Where the registers of physical frame ``index``'s caller were: {"saved": {name: address}
-    (what this frame saved on its stack, GDB's `info frame` "Saved registers"), "lost": [names]
-    (what the caller's step marks undefined: <not saved> there)}, or None for the outermost."""
+    """How the step from physical frame ``index`` to its caller found the caller's registers:
+    {"saved": {name: address} (what this frame saved on its stack, GDB's `info frame` "Saved
+    registers"), "lost": [names] (what the caller's step marks undefined: <not saved> there),
+    "rule": the rule applied ({"by", "cfa", "cfa_value", "row", "pc"}: unwind.provenance.rule_summary;
+    "pc" the frame's lookup pc in its object, unbiased as "row" is), "origins":
+    {name: Origin.as_json()} for every general register}, or None for the outermost."""
     if index + 1 >= len(walk):
         return None
     caller = walk[index + 1]
@@ -147,7 +153,61 @@ def register_provenance(walk, index):
     ra = caller.ra_location
     if ra.location is ADDRESS and arch.reg_name(arch.ra) and arch.reg_name(arch.ra) not in saved:
         saved[arch.reg_name(arch.ra)] = ra.val
-    return {"saved": saved, "lost": sorted(arch.reg_name(r) for r in caller.lost if arch.reg_name(r))}
+    out = {"saved": saved, "lost": sorted(arch.reg_name(r) for r in caller.lost if arch.reg_name(r))}
+    rule = rule_summary(caller, arch)
+    if rule is not None:
+        if walk[index].cfa is not None:
+            rule["cfa_value"] = walk[index].cfa           # GDB's "frame at" of this frame
+        lib = walk[index].library
+        if "row" in rule and lib is not None:
+            rule["pc"] = walk[index].lookup_pc - lib.base    # where the row was looked up, as the row
+        out["rule"] = rule
+    out["origins"] = {arch.reg_name(r): o.as_json() for r, o in register_origins(caller, arch).items()}
+    return out
+
+
+def register_lines(walk, frame):
+    """Lines (indented as GDB indents `bt full`'s locals) that say how the step from ``frame``
+    (a physical frame of ``walk``) found each of its caller's registers: the rule and its CFA,
+    then the registers grouped by how (unwind.provenance); none for the outermost frame."""
+    pos = walk.derived.get("positions")
+    if pos is None or id(frame) not in pos:
+        pos = walk.derived["positions"] = {id(f): k for k, f in enumerate(walk)}
+    prov = register_provenance(walk, pos[id(frame)])
+    if prov is None:
+        return []
+    rule = prov.get("rule")
+    if rule is None:
+        head = "caller's registers: from no rule"
+    else:
+        row = f" row 0x{rule['row']:x} of {os.path.basename(frame.library.path)}," \
+            if "row" in rule and frame.library is not None else ""
+        value = f" = 0x{rule['cfa_value']:x}" if "cfa_value" in rule else ""
+        head = f"caller's registers by {rule['by']}:{row} CFA={rule['cfa']}{value}"
+    groups = {}
+    for name, o in prov["origins"].items():
+        if o["how"] == "saved":
+            text = f"{name} at 0x{o['at']:x} ({o['rule']})" if "at" in o else f"{name} ({o['rule']})"
+        elif o["how"] == "register":
+            text = f"{name} in {o['at']}"
+        elif "rule" in o and o["how"] == "computed":
+            text = f"{name} ({o['rule']})"
+        else:
+            text = name
+        how = o["how"]
+        groups.setdefault(_REG_GROUPS.get((how, o.get("by") == "abi"), how), []).append(text)
+    lines = [f"    {head}"]
+    for how in _REG_ORDER:
+        if groups.get(how):
+            lines.append(f"      {how}: {', '.join(groups[how])}")
+    return lines
+
+
+#: register_lines' groups: how a register was found, and whether only the ABI says so.
+_REG_GROUPS = {("register", False): "in registers", ("same", True): "same (abi)", ("same", False): "same (rule)",
+               ("unknown", False): "unknown (the inner frame's, as GDB takes them)"}
+_REG_ORDER = ("saved", "in registers", "computed", "same (rule)", "same (abi)", "undefined",
+              "unknown (the inner frame's, as GDB takes them)")
 
 
 def _walk_json(walk, shown, thread_num, tid, levels, full, verbose=False):
@@ -211,17 +271,29 @@ def shown_count(walk, visible=None):
     return len(shown_frames(walk, visible))
 
 
-class TextStyle(namedtuple("TextStyle", "entry_values frame_arguments frame_info values")):
+class TextStyle(namedtuple("TextStyle", "entry_values frame_arguments frame_info values sources",
+                           defaults=(None,))):
     """GDB's settings that change bt's lines: `print entry-values`, `print frame-arguments`,
     `print frame-info` and the value settings (a locals.format.ValueFormat, whose `print
-    address` also drops the frame lines' pcs)."""
+    address` also drops the frame lines' pcs); ``sources``: the session's SourceLister where
+    frame-info prints source lines."""
     __slots__ = ()
 
 
 #: GDB's defaults.
 DEFAULT_STYLE = TextStyle("default", "scalars", "auto", DEFAULT_FORMAT)
-#: `print frame-info` values whose lines swk prints (source lines are not printed).
-FRAME_INFO = ("auto", "location", "short-location", "location-and-address")
+
+def text_style(opts):
+    """The TextStyle of a BtOptions; where frame-info prints source lines, the SourceLister
+    the options carry (a back-end's, kept for its session), else a new one kept on them for
+    the command's other threads."""
+    sources = None
+    if opts.frame_info in SOURCE_INFO:
+        if opts.sources is None:
+            opts.sources = SourceLister()
+        sources = opts.sources
+    return TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT,
+                     sources)
 
 
 def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False, style=None,
@@ -310,7 +382,9 @@ def level_lines(walk, shown, i, label, ctx):
         args = _args_text(found[0], style.entry_values, style.frame_arguments) if found is not None else "()"
     if full and found is not None:
         found = variables(sf, walk, fmt=ctx.fmt)
-    if ctx.usual and not ctx.verbose and sf.kind != FrameKind.SIGNAL and sf.file:
+    if style.sources is not None and sf.kind != FrameKind.SIGNAL and sf.file:
+        lines.extend(_source_lines(walk, sf, label, args, first, ctx))
+    elif ctx.usual and not ctx.verbose and sf.kind != FrameKind.SIGNAL and sf.file:
         # the common line, as frame_text makes it from frame_info, without the record
         head = f"#{label}".ljust(3) + " "
         name = sf.name or "??"
@@ -324,6 +398,8 @@ def level_lines(walk, shown, i, label, ctx):
                                             or _pc_shown(sf, info, first))
         lines.append(frame_text(info, ctx.aout_path, ctx.verbose, width=ctx.width, show_pc=show_pc, args=args,
                                 where=ctx.where))
+    if ctx.verbose == REGS and sf.kind not in ("inline", FrameKind.TAILCALL):
+        lines.extend(register_lines(walk, sf.frame))
     if full:
         if found is None or not found[1]:
             lines.append("No locals." if found is not None or has_symtab(sf.frame)
@@ -331,6 +407,43 @@ def level_lines(walk, shown, i, label, ctx):
         else:
             lines.extend(f"        {v['name']} = {v['value']}" for v in found[1])
     return lines
+
+
+def _source_lines(walk, sf, label, args, first, ctx):
+    """A frame with a source line under `print frame-info source-line` / `source-and-location`
+    (GDB's print_frame_info): the location line (the latter only), then the line's text — in
+    source-line mode after the pc and a tab where the pc is not at the line's start."""
+    style = ctx.style
+    out = []
+    info = frame_info(sf.frame, label, sf)
+    show_pc = style.values.address and _pc_shown(sf, info, first)
+    if style.frame_info == "source-and-location":
+        out.append(frame_text(info, ctx.aout_path, ctx.verbose, width=ctx.width, show_pc=show_pc, args=args))
+    frame = sf.frame
+    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+    unit = lookup.source_unit(frame) if hasattr(lookup, "source_unit") else None
+    module, cu, comp_dir = unit if unit is not None else (None, None, None)
+    text = style.sources.line((id(module), cu, sf.file), sf.file, comp_dir, sf.line)
+    if style.frame_info == "source-line" and show_pc:
+        text = f"0x{frame.ra:0{ctx.width}x}\t{text}"
+    out.append(text)
+    return out
+
+
+def prime_sources(sources, walk, primer):
+    """Where the innermost frame of ``walk`` (the first printed) is in the file ``primer``
+    names ((file, compilation directory): GDB's current source file), note it as the last one
+    GDB visited; GDB then says nothing more of a file it could not open."""
+    shown = shown_frames(walk, 1)
+    if not shown or shown[0].file != primer[0]:
+        return
+    sf = shown[0]
+    frame = sf.frame
+    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+    unit = lookup.source_unit(frame) if hasattr(lookup, "source_unit") else None
+    module, cu, comp_dir = unit if unit is not None else (None, None, None)
+    if primer[1] is None or comp_dir is None or primer[1] == comp_dir:
+        sources.visit((id(module), cu, sf.file), sf.file, comp_dir)
 
 
 def same_name(a, b):
@@ -360,5 +473,8 @@ def render(walk, opts, thread_num, tid, aout_path=None, past_main=True):
     levels = select_levels(total, opts.limit)
     if opts.json:
         return [walk_json(walk, thread_num, tid, levels, visible, opts.full, opts.verbose)]
-    style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
+    style = text_style(opts)
+    if style.sources is not None and style.sources.primer is not None:
+        primer, style.sources.primer = style.sources.primer, None
+        prime_sources(style.sources, walk, primer)
     return walk_text(walk, levels, opts.verbose, aout_path, visible, opts.full, style, cut)

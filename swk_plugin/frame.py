@@ -92,7 +92,7 @@ class Frame:
 
     __slots__ = ("ra", "sp", "fp", "_ra_loc", "_sp_loc", "_fp_loc", "regs", "_reg_locs", "_loc_src",
                  "walker", "thread", "stepper", "non_call", "is_top", "is_bottom", "kind", "cfa",
-                 "trust", "callee_cfa", "callee_kind", "overruled", "lost", "more_regs", "_sym", "_lib")
+                 "trust", "callee_cfa", "callee_kind", "overruled", "lost", "more_regs", "rule", "_sym", "_lib")
 
     def __init__(self, ra, sp, fp, walker=None, regs=None, thread=None, reg_locations=None, copy=True):
         self.ra, self.sp, self.fp = ra, sp, fp
@@ -125,6 +125,10 @@ class Frame:
         #: int or None: the thread's own floating-point registers for the innermost frame,
         #: which a rule may take a caller's register from (s390x leaves park r11 in f0).
         self.more_regs = None
+        #: The UnwindRule the step that found this frame applied to its callee (shared,
+        #: never changed): which rule gave each register (unwind.provenance); None for the
+        #: innermost frame and frames no rule made.
+        self.rule = None
         self._sym = None
         self._lib = False
 

@@ -73,7 +73,9 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
     if opts.unique and not opts.compare:
         return _run_unique(walker, tids, opts, sink, past_main, top_inlines)
     headers = opts.all if headers is None else headers
-    limit = opts.limit if opts.limit and opts.limit > 0 else None
+    # bt N walks one frame more than it shows, as GDB does: the last frame's entry values come
+    # from its caller's call site, and its caller's registers from the step past it
+    limit = opts.limit + 1 if opts.limit and opts.limit > 0 else None
     collapse = getattr(opts, "collapse", DEFAULT_COLLAPSE)
     del walker.stepper_errors[:]
     for i, tid in enumerate(tids, first):

@@ -10,10 +10,11 @@ function and arguments (their values as LLDB prints them: locals.lldbvalue), the
 import os
 
 from .display import shown_frames, variables
-from .format import frame_info, pc_width, select_levels
+from .format import frame_info, pc_width, register_lines, select_levels
 from .frame import FrameKind
 from .jit.symbols import named_only_by_swk
 from .lldbformat import render
+from .options import REGS
 from .locals.lldbvalue import format_lldb_value
 from .stream import DEFAULT_COLLAPSE, Collapser, Levels
 
@@ -61,6 +62,8 @@ def lldb_level_lines(walk, shown, i, level, opts, nodes, width, native_line=None
         past = "".join(f"; past {why}" for why in info["overruled"])
         line += f"  [{info['trust']}: {how}{past}] sp=0x{info['sp']:x} fp=0x{info['fp']:x}"
     out = [(SELECTED if level == selected else OTHER) + line]
+    if opts.verbose == REGS and sf.kind not in ("inline", FrameKind.TAILCALL):
+        out.extend(register_lines(walk, sf.frame))
     if opts.full and sf.scope is not None:
         found = variables(sf, walk)
         for v in (found[1] if found else ()):

@@ -7,7 +7,7 @@ GDB's settings that change bt's lines (``set print entry-values`` ...) are optio
 from .errors import SwkError
 from .locals.format import DEFAULT_FORMAT
 
-USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-full] "
+USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-regs] [-full] "
          "[-frame-arguments=MODE] "
          "[-entry-values=MODE] [-SETTING=VALUE ...] [N | -N]")
 
@@ -15,9 +15,14 @@ USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-c
 FRAME_ARGUMENTS = ("all", "scalars", "none", "presence")
 #: GDB's `set print entry-values` values: how a parameter's value at entry is shown.
 ENTRY_VALUES = ("no", "only", "preferred", "if-needed", "both", "compact", "default")
-#: GDB's `print frame-info` values swk-bt prints (not the ones that print source lines).
-FRAME_INFO = ("auto", "location", "short-location", "location-and-address")
+#: GDB's `print frame-info` values.
+FRAME_INFO = ("auto", "source-line", "location", "source-and-location", "location-and-address", "short-location")
+#: Those that print a frame's source line (GDB's SRC_LINE, SRC_AND_LOC).
+SOURCE_INFO = ("source-line", "source-and-location")
 ON_OFF = ("on", "off")
+#: ``verbose`` at this level (swk-bt -regs): -v's lines and, after each physical frame, how its
+#: caller's registers were found (format.register_lines).
+REGS = 2
 #: What a node of merged stacks is (-merge=BY): a function, or a function at a line.
 MERGE_BY = ("function", "line")
 
@@ -53,10 +58,13 @@ SETTINGS = {
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
-                 "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse", "merge", "svg")
+                 "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse", "merge", "svg", "regs",
+                 "sources")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
+        #: -regs: -v, and after each frame how its caller's registers were found (verbose is REGS)
+        self.regs = False
         #: in LLDB: GDB's bt lines rather than LLDB's frame-format
         self.gdb = False
         #: threads with the same stack printed once, as one group (implies every thread)
@@ -71,6 +79,9 @@ class BtOptions:
         self.frame_arguments = "scalars"
         self.entry_values = "default"
         self.frame_info = "auto"
+        #: where frame-info prints source lines: the session's sourcelines.SourceLister (GDB's
+        #: state of which file it printed last), None for a new one per command
+        self.sources = None
         #: GDB's `backtrace limit` (None: unlimited)
         self.backtrace_limit = None
         #: a run of more frames than this of one function at one return address is printed
@@ -105,7 +116,7 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
         setattr(opts, key, value)
     flags = {"-json": "json", "--json": "json", "-all": "all", "--all": "all",
              "-compare": "compare", "--compare": "compare", "-v": "verbose", "-verbose": "verbose",
-             "--verbose": "verbose", "-unique": "unique", "--unique": "unique"}
+             "--verbose": "verbose", "-unique": "unique", "--unique": "unique", "-regs": "regs", "--regs": "regs"}
     if allow_full:
         flags.update({"-full": "full", "--full": "full"})
     if allow_gdb:
@@ -144,6 +155,8 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
     check_merge(opts, "swk-bt: ", "-")
     if opts.unique or opts.merge:
         opts.all = True
+    if opts.regs:
+        opts.verbose = REGS
     return opts
 
 

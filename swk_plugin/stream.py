@@ -19,9 +19,8 @@ from collections import deque
 from itertools import islice
 
 from .display import INLINE, shown_frames, variables
-from .format import TextStyle, frame_info, level_lines, register_provenance, text_context, trailer_lines
+from .format import frame_info, level_lines, register_provenance, text_context, text_style, trailer_lines
 from .frame import FrameKind
-from .locals.format import DEFAULT_FORMAT
 from .locals.frames import level_of, register_view
 from .symlookup import is_main_frame
 from .walker import StackWalk
@@ -161,7 +160,7 @@ def stream_text(head, rest, opts, aout_path, past_main, top_inlines, emit, colla
                 size=SEGMENT, lookahead=LOOKAHEAD):
     """Print a deep walk's text through ``emit(lines)``, segment by segment (``opts``: a
     BtOptions: GDB's settings, the levels asked for)."""
-    style = TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT)
+    style = text_style(opts)
     levels = Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
     ctx = []
 

@@ -133,6 +133,21 @@ class ElfSymbolLookup(SymbolLookup):
         except Exception:
             return None
 
+    def source_unit(self, frame):
+        """(module, CU offset, compilation directory) of the frame's lookup pc, or None: the
+        unit a frame's source line is read from (sourcelines.SourceLister)."""
+        lib = frame.library
+        if lib is None or lib.module is None:
+            return None
+        lines = module_lines(lib.module)
+        if lines is None:
+            return None
+        try:
+            unit = lines.source_unit(frame.lookup_pc - lib.base)
+        except Exception:
+            return None
+        return None if unit is None else (lib.module, *unit)
+
 
 def dwarf_function_name(module, addr):
     """The DWARF subprogram's name at unbiased ``addr`` (qualified like GDB's), or None."""

@@ -19,6 +19,7 @@ call site's callee named by its bare name resolving to a hidden symbol version
 """
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -227,6 +228,8 @@ OTHER_SETTINGS = [
     ("set print frame-info location",),
     ("set backtrace limit 3",), ("set backtrace limit 2",), ("set backtrace limit 1",),
     ("set print address off", "set print frame-arguments all", "set print entry-values both"),
+    ("set print frame-info source-line",), ("set print frame-info source-and-location",),
+    ("set print frame-info source-line", "set print address off"),
 ]
 #: (mode, case) GDB 13 cannot print: its bt dies of a segmentation fault (the qsort stop's
 #: third frame, an inlined msort_with_tmp whose caller is past the limit), or of an internal
@@ -310,6 +313,8 @@ def test_print_settings_cli_core(progs, mode):
         (("set print elements 3", "set print repeats 2"), ("--print-elements", "3", "--print-repeats", "2")),
         (("set print frame-info short-location", "set backtrace limit 2"),
          ("--frame-info", "short-location", "--backtrace-limit", "2")),
+        (("set print frame-info source-and-location",), ("--frame-info", "source-and-location")),
+        (("set print frame-info source-line",), ("--frame-info", "source-line")),
     ]
     cmds = [*SETTINGS, "set backtrace past-main on", "python print('SWKTID', gdb.selected_thread().ptid[1])"]
     for i, (sets, _cli) in enumerate(cases):
@@ -517,3 +522,170 @@ def test_saved_registers_are_gdbs(progs, where):
         errs.append(f"only {compared} frames compared")
     if errs:
         _fail(errs, ("swk-bt -json -v", _between(out, "SWKJSON")))
+
+
+def _readelf_rows(path, _cache={}):
+    """readelf --debug-dump=frames-interp's rows of ``path``: [(start, end, columns, rows)] per
+    FDE, each row (LOC, {column: text}) as the toolchain reads the CFI (the oracle)."""
+    if path in _cache:
+        return _cache[path]
+    # readelf exits 1 on libc.so.6 (a section it cannot follow) after printing every row: its rows are the oracle
+    out = subprocess.run(["readelf", "--debug-dump=frames-interp", "-W", path], capture_output=True, text=True).stdout
+    assert "FDE" in out, f"readelf read no CFI from {path}"
+    fdes, cies, cur, cols = [], {}, None, None
+    for line in out.splitlines():
+        m = re.match(r"([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE", line)
+        if m:                                      # its initial row: an FDE without instructions has no other
+            cur = cies[int(m.group(1), 16)] = (0, 0, [], [])
+            cols = None
+            continue
+        m = re.match(r"[0-9a-f]+ [0-9a-f]+ [0-9a-f]+ FDE cie=([0-9a-f]+) pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+        if m:
+            cur = (int(m.group(2), 16), int(m.group(3), 16), [], [])
+            fdes.append(cur + (cies.get(int(m.group(1), 16)),))
+            cols = None
+            continue
+        if cur is None:
+            continue
+        if line.strip().startswith("LOC"):
+            cols = line.split()[1:]
+            cur[2].extend(cols)
+            continue
+        fields = line.split()
+        if cols and len(fields) == len(cols) + 1 and re.fullmatch(r"[0-9a-f]{8,16}", fields[0]):
+            cur[3].append((int(fields[0], 16), dict(zip(cols, fields[1:]))))
+    fdes = [(start, end, cols, rows or [(start, cie[3][0][1])] if cie and cie[3] else rows)
+            for start, end, cols, rows, cie in fdes]
+    _cache[path] = fdes
+    return fdes
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "cli-core"])
+def test_register_rules_are_the_cfis(progs, where):
+    """Which rule gave each register (``swk-bt -json -v``: "rule" and "origins", issue 24's
+    register model): at every frame of the qsort stop whose caller the CFI found, the row swk
+    applied is the one readelf --debug-dump=frames-interp prints for the frame's pc — the same
+    CFA, and for every register column the same rule (readelf's ``u``, a column with no rule
+    yet, is swk's undefined, or no rule: the ABI's same value or unknown); registers readelf
+    has no column for have no rule in swk.  On the command line (the core) the same."""
+    if where == "live":
+        out = T.run_gdb(progs.exe(), [*SETTINGS, *STOPS["qsort"], f"source {T.GDB_INIT}",
+                                      *_marked("SWKJSON", "swk-bt -json -v")], timeout=180)
+        walk = T.parse_swk_json("\n".join(_between(out, "SWKJSON")))[0]
+    else:
+        p = T.run_swk_cli(["bt", "--core", str(progs.core("qsort")), "--exe", str(progs.exe()), "--json", "-v"])
+        walk = T.parse_swk_json(p.stdout)[0]
+    errs, compared = [], 0
+    for f in walk["frames"]:
+        regs = f.get("registers")
+        if not regs or regs.get("rule", {}).get("by") != "cfi":
+            continue
+        rule, origins = regs["rule"], regs["origins"]
+        fdes = [d for d in _readelf_rows(f["library"]) if d[0] <= rule["pc"] < d[1]]
+        rows = [(loc, row) for d in fdes for k, (loc, row) in enumerate(d[3])
+                if loc <= rule["pc"] < (d[3][k + 1][0] if k + 1 < len(d[3]) else d[1])]
+        where_ = f"level {f['level']} ({f['function']}, pc +0x{rule['pc']:x})"
+        if len(rows) != 1 or rows[0][0] != rule["row"]:
+            errs.append(f"{where_}: swk's row 0x{rule['row']:x}, readelf's {[hex(r[0]) for r in rows]}")
+            continue
+        row = rows[0][1]
+        if row["CFA"] != rule["cfa"]:
+            errs.append(f"{where_}: CFA swk {rule['cfa']}, readelf {row['CFA']}")
+        for col, text in row.items():
+            if col == "CFA":
+                continue
+            name = "rip" if col == "ra" else col
+            o = origins.get(name, {})
+            mine = o.get("rule")
+            ok = (mine in (None, "u") and o.get("how") in ("undefined", "same", "unknown")) if text == "u" \
+                else mine == text
+            if not ok:
+                errs.append(f"{where_}: {name} swk {o}, readelf {text}")
+        extra = [n for n, o in origins.items() if o.get("rule") not in (None, "cfa")
+                 and ("ra" if n == "rip" else n) not in row]
+        if extra:
+            errs.append(f"{where_}: swk has rules for {extra}, readelf no column")
+        compared += 1
+    if compared < 5:
+        errs.append(f"only {compared} frames compared")
+    if errs:
+        _fail(errs, ("swk json", [json.dumps(walk)[:3000]]))
+
+
+def _regs_blocks(lines):
+    """{level: (CFA value, {name: address})} from swk-bt -regs's lines."""
+    out, level = {}, None
+    for line in lines:
+        m = re.match(r"#(\d+)\s", line)
+        if m:
+            level = int(m.group(1))
+            continue
+        m = re.match(r"    caller's registers by .*CFA=\S+ = (0x[0-9a-f]+)$", line)
+        if m and level is not None:
+            out[level] = (int(m.group(1), 16), {})
+            continue
+        m = re.match(r"      saved: (.*)$", line)
+        if m and level in out:
+            out[level][1].update((n, int(a, 16)) for n, a in re.findall(r"(\w+) at (0x[0-9a-f]+)", m.group(1)))
+    return out
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "cli-core"])
+def test_register_lines_are_gdbs_info_frame(progs, where):
+    """``swk-bt -regs`` (``swk bt --regs``): after each physical frame, its CFA is the address GDB's
+    `info frame` says the frame is at, and the registers it says were saved are GDB's "Saved
+    registers", at the same addresses — at every level of the qsort stop, in GDB and on the
+    command line on the stop's core."""
+    core = progs.core("qsort")
+    cmds = [*SETTINGS, f"source {T.GDB_INIT}", *_marked("SWK", "swk-bt -regs")]
+    for level in range(12):
+        cmds += _marked(f"INFO{level}", f"frame {level}", "info frame")
+    out = T.run_gdb(progs.exe(), [*STOPS["qsort"], *cmds] if where == "live" else cmds,
+                    core=None if where == "live" else core, timeout=180)
+    if where == "live":
+        swk = _between(out, "SWK")
+    else:
+        swk = T.run_swk_cli(["bt", "--core", str(core), "--exe", str(progs.exe()), "--regs"]).stdout.splitlines()
+    blocks = _regs_blocks(swk)
+    errs, compared = [], 0
+    for level in range(12):
+        text = " ".join(_between(out, f"INFO{level}"))
+        m = re.search(r"frame at (0x[0-9a-f]+)", text)
+        if not m or "Saved registers" not in text or "inlined into frame" in text:
+            continue                      # an inline level: it has no registers of its own (swk-bt shows none)
+        if level not in blocks:
+            errs.append(f"level {level}: no register lines from swk")
+            continue
+        cfa, saved = blocks[level]
+        gdb_saved = dict((n, int(a, 16)) for n, a in
+                         re.findall(r"(\w+) at (0x[0-9a-f]+)", text.split("Saved registers:")[1]))
+        if cfa != int(m.group(1), 16) or saved != gdb_saved:
+            errs.append(f"level {level}: swk CFA 0x{cfa:x} saved {saved}; GDB frame at {m.group(1)} saved {gdb_saved}")
+        compared += 1
+    if compared < 5:
+        errs.append(f"only {compared} frames compared")
+    if errs:
+        _fail(errs, ("swk", swk))
+
+
+@pytest.mark.swk
+@pytest.mark.parametrize("where", ["live", "gdb-core"])
+def test_bt_n_is_gdbs(progs, where):
+    """``swk-bt N`` for every N up to the qsort stop's depth is GDB's ``bt N`` line for line: the
+    last frame shown keeps its entry values (``n=n@entry=2``), which come from its caller's call
+    site, so the walk goes one frame past what it shows, as GDB's does."""
+    core = progs.core("qsort") if where == "gdb-core" else None
+    cmds = [*SETTINGS, *([] if core else STOPS["qsort"]), f"source {T.GDB_INIT}"]
+    ns = range(1, 9)
+    for n in ns:
+        cmds += [*_marked(f"GDB{n}", f"bt {n}"), *_marked(f"SWK{n}", f"swk-bt {n}")]
+    out = T.run_gdb(progs.exe(), cmds, core=core, timeout=180)
+    errs = []
+    for n in ns:
+        # GDB says "(More stack frames follow...)" only to a terminal (from_tty)
+        g, s = ([ln for ln in _between(out, f"{who}{n}") if ln.startswith("#")] for who in ("GDB", "SWK"))
+        errs += [f"bt {n}: {e}" for e in _differences(g, s)]
+    if errs:
+        _fail(errs, ("bt 8", _between(out, "GDB8")), ("swk-bt 8", _between(out, "SWK8")))

@@ -26,7 +26,8 @@ LAYERS = [
     ("services", ["unwind", "analysis", "symlookup", "locals", "jit"]),
     ("steppers", ["stepper", "steppergroup", "steppers"]),
     ("walker", ["walker"]),
-    ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream", "merge", "flamegraph"]),
+    ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream", "merge", "flamegraph",
+                 "sourcelines"]),
     ("frontends", ["frontend"]),
     ("backends", ["backends", "cli", "__main__"]),   # the command line is the core back-end's front end
 ]

@@ -127,6 +127,12 @@ class LineTable:
         except Exception:
             return None
 
+    def source_unit(self, addr):
+        """(the CU's offset, its compilation directory) for the unbiased address: which symtab
+        a frame's line is from, and where its relative file names start (GDB's $cdir)."""
+        cu = self._cu(addr)
+        return None if cu is None else (cu.offset, cu.comp_dir)
+
     def is_line_start(self, addr):
         """Whether a line-table row starts exactly at addr (GDB then prints no pc for frame 0)."""
         cu = self._cu(addr)

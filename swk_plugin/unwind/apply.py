@@ -311,6 +311,7 @@ def _caller_by_plan(callee, rule, plan, ps, arch):
     out[arch.pc] = ra
     caller = Frame(ra, sp, out.get(arch.fp, 0), callee.walker, out, copy=False)
     caller.locations_later(_plan_locations, plan, cfa, mask, out, arch)
+    caller.rule = rule
     caller.callee_cfa = cfa
     if rule.signal_frame:
         caller.callee_kind = FrameKind.SIGNAL
@@ -336,6 +337,7 @@ def _caller(callee, rule, ra, sp, regs, locs, cfa, arch):
     caller.ra_location = locs.get(rule.ra_reg, UNKNOWN_LOCATION)
     caller.fp_location = locs.get(arch.fp, UNKNOWN_LOCATION)
     caller.sp_location = locs.get(arch.sp, UNKNOWN_LOCATION)
+    caller.rule = rule
     caller.callee_cfa = cfa
     if rule.signal_frame:
         caller.callee_kind = FrameKind.SIGNAL

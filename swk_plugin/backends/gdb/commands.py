@@ -1,6 +1,8 @@
 """GDB commands: swk-bt and the `set/show swk ...` settings.  Kept thin: the bt loop is
 swk_plugin.frontend's, the options swk_plugin.options'."""
 import contextlib
+import os
+import re
 import traceback
 
 import gdb
@@ -8,7 +10,8 @@ import gdb
 from ...dwarf.lines import PREFETCH
 from ...errors import SwkError
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
-from ...options import FRAME_INFO, SETTINGS, BtOptions, parse_bt_args
+from ...options import SETTINGS, SOURCE_INFO, BtOptions, parse_bt_args
+from ...sourcelines import SourceLister
 from ...walker import DEFAULT_FRAME_CAP
 from . import session as sess
 from . import unwinder
@@ -212,6 +215,8 @@ set swk debug on|off."""
         walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
         tids = ps.get_thread_ids() if opts.all else [ps.get_default_thread()]
+        if opts.frame_info in SOURCE_INFO:
+            opts.sources = _gdb_sources()
         PREFETCH[0] = True           # its walk's modules: their DWARF inflated meanwhile
         try:
             run_bt(walker, tids, opts, _write, past_main=bool(gdb.parameter("backtrace past-main")),
@@ -220,6 +225,26 @@ set swk debug on|off."""
                    debug_sink=_write_stderr if session.debug else None, write=gdb.write)
         finally:
             PREFETCH[0] = False
+
+
+def _gdb_sources():
+    """A SourceLister with GDB's source path and working directory, primed with GDB's current
+    source file (`info source`: the one it last printed a line of, at a stop, `frame N` or a bt
+    that printed source), whose error GDB will not repeat."""
+    try:
+        dirs = gdb.parameter("directories")
+    except (gdb.error, RuntimeError):
+        dirs = None
+    sources = SourceLister(dirs or "$cdir:$cwd", os.getcwd())
+    try:
+        text = gdb.execute("info source", to_string=True)
+    except gdb.error:
+        return sources
+    name = re.search(r"^Current source file is (.*)$", text, re.M)
+    cdir = re.search(r"^Compilation directory is (.*)$", text, re.M)
+    if name:
+        sources.primer = (name.group(1), cdir.group(1) if cdir else None)
+    return sources
 
 
 def _gdb_print_settings():
@@ -231,9 +256,6 @@ def _gdb_print_settings():
             value = gdb.parameter(gdb_name)
         except (gdb.error, RuntimeError):
             continue
-        if name == "frame-info" and value not in FRAME_INFO:
-            raise SwkError(f"swk-bt: 'print frame-info {value}' (source lines) is not supported; "
-                           f"swk-bt prints {', '.join(FRAME_INFO)}")
         if name == "output-radix" and value not in (8, 10, 16):
             continue
         text = ("on" if value else "off") if isinstance(value, bool) else \
