@@ -2,7 +2,7 @@
 
     swk bt --core FILE [--core FILE ...] [--exe PROGRAM] [--json] [--all] [--unique]
            [--merge [function|line]] [--svg FILE] [--thread TID] [--sysroot DIR]
-           [--frame-cap N] [--perf-map FILE] [-v] [--regs] [--full] [N | -N]
+           [--frame-cap N] [--perf-map FILE] [--jitdump FILE] [-v] [--regs] [--full] [N | -N]
     swk bt --pid PID[,PID...] [--json] [--all] [--unique] [--merge [function|line]] [--svg FILE]
            [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--regs] [--full] [N | -N]
     swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
@@ -19,6 +19,7 @@ from .backends.core import CoreProcessState
 from .dwarf.lines import PREFETCH
 from .errors import SwkError
 from .linux.sysroot import elf_machine_is, is_elf
+from .jit.jitdump import open_jitdump
 from .jit.symbols import JitSymbols
 from .symlookup import ElfSymbolLookup
 from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
@@ -59,6 +60,8 @@ def build_parser():
     bt.add_argument("--sysroot", help="prefix for the paths of the core's mapped files")
     bt.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
     bt.add_argument("--perf-map", help="the JIT's perf map (default /tmp/perf-PID.map): names for its code")
+    bt.add_argument("--jitdump", help="the JIT's jitdump (default: the file the process maps): names and "
+                    "unwinding data for its code")
     bt.add_argument("-v", "--verbose", action="store_true", help="show how each frame was found")
     bt.add_argument("--regs", action="store_true",
                     help="-v, and after each frame where its caller's registers came from, by which rule")
@@ -134,6 +137,8 @@ def cmd_bt(args, out):
             raise SwkError(f"swk: --sysroot {args.sysroot}: no such directory")
     if args.perf_map is not None and not os.path.isfile(args.perf_map):
         raise SwkError(f"swk: --perf-map {args.perf_map}: no such file")
+    if args.jitdump is not None and open_jitdump(args.jitdump) is None:
+        raise SwkError(f"swk: --jitdump {args.jitdump}: no such file, or not a jitdump")
     # merged stacks, and -unique's groups across processes, are printed once every process is walked
     several = len(targets) > 1
     tree = (MergeTree(opts.merge) if opts.merge else UniqueGroups() if opts.unique else None) if several else None
@@ -310,8 +315,9 @@ def cmd_bt_core(args, opts, core, out, tree, nth):
 
 
 def _walker(ps, args):
-    """The walker of one process: its JIT code named from --perf-map when given."""
-    lookup = ElfSymbolLookup(jit=JitSymbols(perf_map=args.perf_map)) if args.perf_map else None
+    """The walker of one process: its JIT code named from --perf-map and --jitdump when given."""
+    given = args.perf_map or args.jitdump
+    lookup = ElfSymbolLookup(jit=JitSymbols(perf_map=args.perf_map, jitdump=args.jitdump)) if given else None
     return Walker(ps, symbol_lookup=lookup, frame_cap=args.frame_cap)
 
 

@@ -2,7 +2,8 @@
 interpreted Java frames between the JVM's native frames — named from the perf map HotSpot writes
 on request (`jcmd PID Compiler.perfmap`) and walked by their frame records
 (-XX:+PreserveFramePointer: HotSpot's interpreter and compiled code keep rbp as the frame
-pointer), live with `swk bt --pid`.
+pointer), live with `swk bt --pid`, in GDB (swk-bt, and GDB's own bt through swk's frame filter) and on
+a core (`swk bt --core --perf-map`).
 
 Oracles, all the JVM's own: the map (each JIT frame named by the latest line covering its pc),
 and the program's record of its Java stack (Thread.getStackTrace at the bottom of the recursion:
@@ -11,6 +12,8 @@ the call stub are the record's frames, Thread.sleep's native frame in place of g
 """
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -23,7 +26,8 @@ from test_jit_perfmap import map_lines, oracle_name
 
 PROGRAM = T.CORPUS / "JitRecurse.java"
 DEPTH = 30
-JAVA_FLAGS = ("-XX:+UnlockDiagnosticVMOptions", "-XX:+PreserveFramePointer")
+#: A small heap and one GC thread: a smaller core (gcore writes every committed page).
+JAVA_FLAGS = ("-XX:+UnlockDiagnosticVMOptions", "-XX:+PreserveFramePointer", "-Xmx64m", "-XX:+UseSerialGC")
 #: With -XX:-Inline each Java call is one physical frame; with HotSpot's inlining one compiled
 #: frame may hold several Java frames.
 INLINE = {"no-inline": ("-XX:-Inline",), "inline": ()}
@@ -62,18 +66,17 @@ def jvm(request, tmp_path_factory):
             pass
 
 
-def test_java_frames_named_and_walked(jvm):
+def java_thread(threads):
+    """The walk of the thread that sleeps at the bottom of the recursion (JVM_Sleep in it)."""
+    return next((t for t in threads if any(f["function"] == "JVM_Sleep" for f in t["frames"])), None)
+
+
+def check_java_walk(walk, inline, record, rows):
     """Between JVM_Sleep and the call stub, every frame is JIT code named as the map names its
     pc; main's frame is the one the call stub called (interpreted, or compiled if HotSpot
     compiled it); the compiled frames are down's, no more of them than the record has; with
     -XX:-Inline exactly one frame per Java frame of the record; then the JVM's native frames to
-    the thread's start."""
-    inline, pid, record, rows = jvm
-    p = T.run_swk_cli(["bt", "--pid", str(pid), "--json", "--all"], timeout=300)
-    assert p.returncode == 0, p.stdout[-3000:]
-    threads = T.parse_swk_json(p.stdout)
-    walk = next((t for t in threads if any(f["function"] == "JVM_Sleep" for f in t["frames"])), None)
-    assert walk is not None, p.stdout[-3000:]
+    the thread's start.  Returns the JIT frames."""
     frames = walk["frames"]
     names = [f["function"] for f in frames]
     top = names.index("JVM_Sleep")
@@ -93,3 +96,67 @@ def test_java_frames_named_and_walked(jvm):
     assert len(compiled) <= record.count("JitRecurse.down") and len(java) <= len(record), (names[top:stub], record)
     if inline == "no-inline":        # Thread.sleep's frame in place of getStackTrace's
         assert len(java) == len(record), (names[top:stub], record)
+    return jit
+
+
+def test_java_frames_named_and_walked(jvm):
+    """`swk bt --pid --all`: the sleeping thread's walk (check_java_walk)."""
+    inline, pid, record, rows = jvm
+    p = T.run_swk_cli(["bt", "--pid", str(pid), "--json", "--all"], timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
+    walk = java_thread(T.parse_swk_json(p.stdout))
+    assert walk is not None, p.stdout[-3000:]
+    check_java_walk(walk, inline, record, rows)
+
+
+@pytest.fixture(scope="module")
+def jvm_in_gdb(jvm, tmp_path_factory):
+    """One GDB session attached to the JVM: swk-bt of every thread, GDB's own bt of every
+    thread (swk loaded: its frame filter names JIT code from the map), and a core (gcore);
+    the perf map copied beside the core, as a core's map would be kept."""
+    S.need_tool("gdb")
+    _inline, pid, _record, _rows = jvm
+    d = tmp_path_factory.mktemp("java-core")
+    core, saved = d / "java.core", d / "copied.map"
+    shutil.copy(f"/tmp/perf-{pid}.map", saved)
+    out = T.run_cmd([T.GDB, "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex", "set width 0",
+                     "-iex", "set pagination off",
+                     "-ex", f"source {T.GDB_INIT}", "-ex", "swk-bt -all -json", "-ex", "echo GDB-BT\\n",
+                     "-ex", "thread apply all bt", "-ex", "echo GDB-END\\n", "-ex", f"gcore {core}",
+                     "-p", str(pid)], timeout=600).stdout
+    try:
+        yield out, core, saved
+    finally:
+        for f in (core, saved):
+            f.unlink(missing_ok=True)
+
+
+def test_java_in_gdb(jvm, jvm_in_gdb):
+    """swk-bt in GDB attached to the JVM walks and names the sleeping thread as the CLI does;
+    GDB's own bt of that thread, with swk loaded, shows each of its JIT frames at swk's pc with
+    the map's name."""
+    inline, _pid, record, rows = jvm
+    out, _core, _saved = jvm_in_gdb
+    walk = java_thread(T.parse_swk_json(out.split("GDB-BT\n", 1)[0]))
+    assert walk is not None, out[-3000:]
+    jit = check_java_walk(walk, inline, record, rows)
+    bts = out.split("GDB-BT\n", 1)[1].split("GDB-END\n", 1)[0]
+    bt = next((b for b in re.split(r"^Thread \d+ ", bts, flags=re.M) if " JVM_Sleep " in b), None)
+    assert bt is not None, bts[-3000:]
+    lines = {int(m.group(1)): (int(m.group(2), 16), m.group(3))
+             for m in re.finditer(r"^#(\d+)\s+0x([0-9a-f]+) in (.*) \(\)$", bt, re.M)}
+    for f in jit:
+        assert lines.get(f["level"]) == (f["pc"], oracle_name(rows, f["pc"] - 1)), (f, bt)
+
+
+def test_java_core_with_perf_map(jvm, jvm_in_gdb):
+    """The JVM's core (gcore) walked by `swk bt --core --perf-map` with the map copied beside
+    it: the sleeping thread as live (check_java_walk)."""
+    inline, _pid, record, rows = jvm
+    _out, core, saved = jvm_in_gdb
+    assert core.exists(), _out[-3000:]
+    p = T.run_swk_cli(["bt", "--core", str(core), "--perf-map", str(saved), "--json"], timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:]
+    walk = java_thread(T.parse_swk_json(p.stdout))
+    assert walk is not None, p.stdout[-3000:]
+    check_java_walk(walk, inline, record, rows)

@@ -7,6 +7,7 @@ code load covering each pc, and which loads carry unwinding data), and V8's new 
 """
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
@@ -81,8 +82,50 @@ def test_live_pid(node_dump):
 
 
 def test_swk_bt_in_gdb(node_dump):
+    """swk-bt in GDB attached to node; and GDB's own bt, whose frames in JIT code swk's frame
+    filter names from the dump (GDB reads no jitdump)."""
     S.need_tool("gdb")
     out = run_cmd([GDB, "-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex", "set width 0",
                    "-iex", "set pagination off", "-ex", f"source {GDB_INIT}", "-ex", "swk-bt -json",
-                   "-p", str(node_dump.pid)], timeout=180).stdout
-    check_dump_walk(parse_swk_json(out)[0], node_dump)
+                   "-ex", "echo SWK-BT\\n", "-ex", "bt", "-p", str(node_dump.pid)], timeout=180).stdout
+    walk = parse_swk_json(out)[0]
+    check_dump_walk(walk, node_dump)
+    bt = out.split("SWK-BT\n", 1)[1]
+    lines = {int(m.group(1)): (int(m.group(2), 16), m.group(3))
+             for m in re.finditer(r"^#(\d+)\s+0x([0-9a-f]+) in (.*?) \(", bt, re.M)}
+    rows = dump_loads(node_dump.dump)
+    for f in walk["frames"]:
+        if f["kind"] == "jit":
+            assert lines.get(f["level"]) == (f["pc"], latest(rows, f["pc"] - 1)[2]), (f, bt)
+
+
+def test_core_with_jitdump(tmp_path):
+    """A core of node (gcore) walked with its jitdump moved elsewhere (--jitdump): the core
+    holds the code, the dump its names and V8's .eh_frame, so the walk is the live one's; with
+    the dump gone from where the process mapped it and no --jitdump, the JIT frames are unnamed."""
+    S.need_tool("gdb")
+    run = NodeRun(tmp_path, 200000, FLAGS)
+    try:
+        core = tmp_path / "node.core"
+        out = run_cmd([GDB, "-nx", "-batch", "-q", "-ex", f"gcore {core}", "-p", str(run.pid)], timeout=180).stdout
+        assert core.exists(), out
+        mapped = tmp_path / f"jit-{run.pid}.dump"
+        run.dump = tmp_path / "moved.dump"
+        mapped.rename(run.dump)
+        run.proc.kill()
+        run.proc.wait()
+        p = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--core", str(core), "--thread", str(run.pid), "--json",
+                     "--jitdump", str(run.dump)], cwd=REPO, timeout=180)
+        assert p.returncode == 0, p.stdout
+        check_dump_walk(parse_swk_json(p.stdout)[0], run)
+        bare = parse_swk_json(run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--core", str(core), "--thread",
+                                       str(run.pid), "--json"], cwd=REPO, timeout=180).stdout)[0]
+        anon = [f for f in bare["frames"] if f["library"] is None and f["kind"] != "signal"]
+        assert anon and all(f["function"] is None for f in anon), anon
+        bad = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--core", str(core), "--jitdump", str(core)],
+                      cwd=REPO, timeout=60)
+        assert bad.returncode == 2 and "--jitdump" in bad.stdout, bad.stdout
+    finally:
+        run.close()
+        for f in tmp_path.glob("*.core"):
+            f.unlink()

@@ -8,6 +8,7 @@ carry the name of the latest line covering its pc), and V8's own account of the 
 """
 from __future__ import annotations
 
+import ast
 import html
 import os
 import re
@@ -244,17 +245,43 @@ def test_core_with_perf_map(tmp_path):
 
 def test_swk_bt_in_lldb_names_every_js_frame(node_run):
     """swk-bt in LLDB attached to node: the JSON as everywhere, and the text lines of JIT
-    frames swk's own (LLDB reads no perf map: its line would have no name)."""
-    lldb, _version = S.need_lldb()
+    frames swk's own (LLDB reads no perf map: its line would have no name).  And LLDB 22's own
+    `bt` with swk's frame provider: every frame in no module named as the map names its pc,
+    the same frames as swk-bt's, in its order (LLDB 16 has no providers: no name there); a JIT
+    frame can be selected, and the SB API gives its name."""
+    lldb, version = S.need_lldb()
     lldb_init = REPO / "lldb_init.py"
+    api = ("script print('SB:', [(f.GetPC(), f.GetFunctionName()) for f in lldb.process.GetThreadAtIndex(0)"
+           " if f.GetModule().IsValid() is False])")
     out = run_cmd([lldb, "-b", "-x", "-o", f"command script import {lldb_init}", "-o",
-                   f"process attach -p {node_run.pid}", "-o", "swk-bt -json", "-o", "swk-bt"], timeout=180).stdout
+                   f"process attach -p {node_run.pid}", "-o", "swk-bt -json", "-o", "swk-bt", "-o", "script print('LLDB-BT')",
+                   "-o", "bt", "-o", "script print('LLDB-SELECT')", "-o", "frame select 9", "-o", api],
+                  timeout=180).stdout
     walk = parse_swk_json(out)[0]
-    check_walk(walk, map_lines(node_run.map_path), node_run, _lookup_pc)
+    rows = map_lines(node_run.map_path)
+    check_walk(walk, rows, node_run, _lookup_pc)
     for f in walk["frames"]:
         if f["kind"] == "jit":
             assert re.search(rf"frame #{f['level']}: 0x{f['pc']:016x} {re.escape(f['function'])} \+ \d+$", out,
                              re.M), (f, out)
+    bt, select = out.split("\nLLDB-BT\n", 1)[1].split("\nLLDB-SELECT\n", 1)
+    assert "swk: the frame provider failed" not in out and "PLEASE submit a bug report" not in out, out
+    # LLDB's own lines for frames in no module: "frame #N: 0xPC NAME [synthetic]" (no module`)
+    lines = [(int(m.group(1)), int(m.group(2), 16), (m.group(3) or "").strip())
+             for m in re.finditer(r"^\s*\*?\s*frame #(\d+): 0x([0-9a-f]+)(?: ([^`\n]*?))?(?: \[synthetic\])?$",
+                                  bt.split("\n(lldb)", 1)[0], re.M)]
+    jit = [f for f in walk["frames"] if f["kind"] == "jit"]
+    assert [pc for _n, pc, _name in lines] == [f["pc"] for f in jit], (bt, jit)
+    if version >= (22,):
+        for n, pc, name in lines:
+            assert name == oracle_name(rows, pc - 1), (n, hex(pc), name, bt)
+        sb = ast.literal_eval(select.split("SB: ", 1)[1].splitlines()[0])
+        assert sb == [(pc, name) for _n, pc, name in lines], (sb, lines)
+        n9 = next(ln for ln in lines if ln[0] == 9) if any(ln[0] == 9 for ln in lines) else None
+        if n9 is not None:
+            assert re.search(rf"^frame #9: 0x{n9[1]:016x} {re.escape(n9[2])}", select, re.M), select
+    else:
+        assert all(not name for _n, _pc, name in lines), bt
 
 
 def test_profile_names_js_frames(node_run, tmp_path):

@@ -151,6 +151,10 @@ class JitDump:
 def _read_jitdump(path, previous):
     dump = previous if previous is not None else JitDump(path)
     with open(path, "rb") as f:
+        magic = f.read(4)
+        if dump.offset == 0 and len(magic) == 4 and JITHEADER_MAGIC not in struct.unpack("<I", magic) + \
+                struct.unpack(">I", magic):
+            raise ValueError(f"{path}: not a jitdump file")     # not read further (--jitdump CORE)
         f.seek(dump.offset)
         dump.read_more(f.read())
     return dump

@@ -34,10 +34,13 @@ class JitSymbol:
 
 class JitSymbols:
     """The JIT names of one process.  ``perf_map``: the perf map's path (a core's, copied
-    elsewhere: --perf-map); by default the runtime's own, /tmp/perf-PID.map."""
+    elsewhere: --perf-map); by default the runtime's own, /tmp/perf-PID.map.  ``jitdump``: the
+    jitdump's path (--jitdump: a core holds the code but not the file); by default the file
+    the process maps."""
 
-    def __init__(self, perf_map=None):
+    def __init__(self, perf_map=None, jitdump=None):
         self.perf_map = perf_map
+        self.jitdump = jitdump
 
     def perf_map_path(self, ps):
         return self.perf_map if self.perf_map is not None else perfmap.default_path(ps.get_process_id())
@@ -49,15 +52,23 @@ class JitSymbols:
             return None
         return ps.cache.value(("perf-map", path), lambda: perfmap.open_perf_map(path))
 
+    def current_jitdump(self, ps):
+        """The jitdump as it is at this stop (the file given, else the one the process maps),
+        or None."""
+        if self.jitdump is None:
+            return jitdump.current_jitdump(ps)
+        return ps.cache.value(("jitdump", self.jitdump), lambda: jitdump.open_jitdump(self.jitdump))
+
     def lookup(self, ps, addr):
         """A JitSymbol for ``addr``, or None: from the object the JIT registered for GDB (its
-        own symbol table), else from the jitdump the process maps, else from the perf map."""
+        own symbol table), else from the jitdump (given, or the one the process maps), else from the
+        perf map."""
         obj = gdbjit.object_at(ps, addr)
         hit = obj.symbol_at(addr) if obj is not None else None
         if hit is not None:
             sym = hit[0]
             return JitSymbol(sym.demangled, sym.value, sym.size, gdbjit.SOURCE, obj.name)
-        dump = jitdump.current_jitdump(ps)
+        dump = self.current_jitdump(ps)
         load = dump.lookup(addr) if dump is not None else None
         if load is not None:
             return JitSymbol(load.name, load.start, load.size, jitdump.SOURCE, dump.path)
@@ -66,3 +77,15 @@ class JitSymbols:
         if entry is not None:
             return JitSymbol(entry.name, entry.start, entry.size, perfmap.SOURCE, pm.path)
         return None
+
+
+#: The sources of a process whose walker was given none (the runtime's own files).
+DEFAULT = JitSymbols()
+
+
+def jit_sources(ps):
+    """The JitSymbols ``ps``'s walker names JIT code with (the files its front end was given:
+    the unwinder must read the jitdump the names came from), else DEFAULT."""
+    lookup = ps.walker.symbol_lookup if ps.walker is not None else None
+    jit = getattr(lookup, "jit", None)
+    return jit if isinstance(jit, JitSymbols) else DEFAULT

@@ -1,6 +1,6 @@
 """GDB's own bt names JIT code as swk does: a frame filter whose decorator gives a frame GDB
-has no name for the name swk's JIT sources give its pc (a perf map: GDB reads none; GDB
-reads the GDB-JIT objects itself).  `bt -no-filters` shows GDB's own names alone."""
+has no name for the name swk's JIT sources give its pc (a perf map, a jitdump: GDB reads
+neither; GDB reads the GDB-JIT objects itself).  `bt -no-filters` shows GDB's own names alone."""
 import gdb
 from gdb.FrameDecorator import FrameDecorator
 
@@ -27,9 +27,11 @@ class JitNameDecorator(FrameDecorator):
             walker = SESSION.walker_for(gdb.selected_inferior())
             hit = walker.symbol_lookup.lookup_at_addr(self._lookup_pc)
         except (gdb.error, SwkError, RuntimeError):
-            return name
+            hit = None
         if hit is not None and isinstance(hit[1], JitSymbol):
             return hit[0]
+        if self.inferior_frame().name() is None:
+            return "??"     # as GDB's own bt says: for a bare pc without a symbol it prints nothing
         return name
 
 
@@ -42,7 +44,8 @@ class SignalFrameDecorator(FrameDecorator):
 
 class JitNameFilter:
     """Registered in gdb.frame_filters: decorates every frame of a bt.  Enabled only while the
-    inferior has a perf map (any frame filter makes GDB print every frame its Python way)."""
+    inferior has a perf map or a jitdump (any frame filter makes GDB print every frame its
+    Python way)."""
 
     def __init__(self):
         self.name = NAME
@@ -55,7 +58,8 @@ class JitNameFilter:
             return False
         try:
             walker = SESSION.walker_for(gdb.selected_inferior())
-            return walker.symbol_lookup.jit.current_perf_map(walker.process_state) is not None
+            jit, ps = walker.symbol_lookup.jit, walker.process_state
+            return jit.current_perf_map(ps) is not None or jit.current_jitdump(ps) is not None
         except (gdb.error, SwkError, RuntimeError, AttributeError):
             return False
 

@@ -23,6 +23,8 @@ import gdb.unwinder
 from ...arch import UnsupportedArchitecture
 from ...errors import MemoryReadError
 from ...frame import Frame
+from ...jit.modules import cfi_only_swk_reads
+from ...jit.symbols import JitSymbol
 from ...stepper import Gcf
 from ...unwind.cfi import cfi_rule_at
 from ...unwind.modules import function_at, module_at
@@ -199,8 +201,8 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
             knows = layout.gdb_knows(code) if layout.gdb_knows is not None else \
                 self._gdb_knows_trampoline(walker, layout, pc, lib, mod)
             return DECLINE if knows else SWK
-        if mod is None:
-            return SWK  # JIT code: GDB has nothing to go on
+        if mod is None or cfi_only_swk_reads(ps, pc, lib):
+            return SWK  # JIT code: GDB has nothing to go on (no CFI it reads)
         rules = [cfi_rule_at(mod, a - lib.base) for a in (pc, pc - 1)]
         if rules[0] is None and rules[1] is None:
             return SWK
@@ -247,13 +249,18 @@ class SwkUnwinder(gdb.unwinder.Unwinder):
 
     @staticmethod
     def _after_call(walker, pc):
-        """Whether pc follows a call (a return address) rather than an interrupted pc."""
+        """Whether pc follows a call (a return address) rather than an interrupted pc.  In JIT
+        code its runtime names, a return address need not follow a call (HotSpot's interpreter
+        returns to its bytecodes' return entries, after a jump): it is taken as one there."""
         calls = walker.process_state.arch.calls
         try:
             code = walker.process_state.read_memory(pc - calls.MAX_CALL_LEN, calls.MAX_CALL_LEN)
         except MemoryReadError:
             return True
-        return bool(calls.calls_ending_at(code, pc))
+        if calls.calls_ending_at(code, pc):
+            return True
+        hit = walker.symbol_lookup.lookup_at_addr(pc - 1) if walker.symbol_lookup is not None else None
+        return hit is not None and isinstance(hit[1], JitSymbol)
 
     def _value(self, value, regno, pf):
         """``value`` as a gdb.Value of the register's own type (GDB wants exactly that)."""

@@ -11,6 +11,10 @@ frames as more are asked for) and lines swk's frames up with LLDB's own
   LLDB's tail-call frames stay LLDB's;
 * where LLDB has no such frame, swk's frame is given as {"idx", "pc"} (LLDB
   shows it with its symbol and line, marked [synthetic]);
+* a frame in JIT code named from a source no debugger reads (a perf map, a jitdump:
+  jit/symbols.named_only_by_swk) is given as a ScriptedFrame (JitNamedFrame): LLDB
+  has no symbol there, and a frame given as {"idx", "pc"} (or LLDB's own) only
+  shows its pc; a ScriptedFrame carries its name;
 * LLDB frames that match none of swk's (junk past a frame LLDB could not
   unwind) are dropped; when swk's walk ends without reaching the bottom of the
   stack at a frame LLDB also has, LLDB's frames below it are kept.
@@ -28,14 +32,16 @@ import bisect
 
 import lldb
 
+from ...jit.symbols import named_only_by_swk
 from .procstate import frame_registers
 from .session import SESSION
 
 try:
     from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
+    from lldb.plugins.scripted_process import ScriptedFrame
     HAVE_PROVIDERS = hasattr(lldb.SBTarget, "RegisterScriptedFrameProvider")
 except ImportError:  # LLDB < 22
-    ScriptedFrameProvider = object
+    ScriptedFrameProvider = ScriptedFrame = object
     HAVE_PROVIDERS = False
 
 #: How the provider class is named to LLDB (swk_lldb is put in LLDB's script namespace).
@@ -67,7 +73,37 @@ MATCH_AHEAD, MATCH_MOST = 64, 4096
 MAX_INPUT = 1_000_000
 
 #: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
-STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0}
+STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0, "jit": 0}
+
+
+class JitNamedFrame(ScriptedFrame):
+    """A frame in JIT code that only swk can name (a perf map's, a jitdump's name): LLDB 22
+    shows a ScriptedFrame's get_function_name where it finds no symbol.  It has no registers:
+    LLDB 22.1 crashes on the first read of a ScriptedFrame's register context (its register
+    info is freed once made, llvm-project PR 216840), so none is given (docs/lldb.md)."""
+
+    def __init__(self, frame):   # not ScriptedFrame.__init__: its SB calls are not needed
+        self.idx = 0
+        self.pc = frame.ra
+        self.name = frame.name
+
+    def get_id(self):
+        return self.idx
+
+    def get_pc(self):
+        return self.pc
+
+    def get_function_name(self):
+        return self.name
+
+    def is_artificial(self):
+        return False
+
+    def get_register_info(self):
+        return None
+
+    def get_register_context(self):
+        return None
 
 
 class SwkFrameProvider(ScriptedFrameProvider):
@@ -137,6 +173,11 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 if isinstance(entry, dict):
                     STATS["swk"] += 1
                     return dict(entry, idx=index)
+                if isinstance(entry, JitNamedFrame):
+                    STATS["swk"] += 1
+                    STATS["jit"] += 1
+                    entry.idx = index
+                    return entry
                 STATS["lldb"] += 1
                 return entry
             return None
@@ -233,7 +274,13 @@ class SwkFrameProvider(ScriptedFrameProvider):
             m = 0 if self._n_real() else None   # frame 0 is LLDB's: the registers themselves
         elif m is not None and frame.kind == "signal" and self._misnamed_trampoline(frame.ra):
             m = None                    # swk's frame, looked up at its pc: LLDB's would be misnamed
-        if m is None:
+        if self._k > 0 and frame.library is None and named_only_by_swk(frame):
+            # LLDB's frame there (if any) would show only a pc: swk's, with its name, instead
+            self._out.append(JitNamedFrame(frame))
+            if m is not None:
+                self._j = m + 1
+            self._last_real = m
+        elif m is None:
             self._out.append({"idx": len(self._out), "pc": self._shown_pc(frame)})
             self._last_real = None
         else:
