@@ -1,4 +1,5 @@
-"""JIT code unwound by the CFI a program gave libgcc's __register_frame (issue 27):
+"""JIT code unwound by the CFI a program gave libgcc's __register_frame (issue 27), libgcc linked
+into the program (with its symbols) or Debian's stripped libgcc_s.so.1:
 tests/corpus/jit_register_frame.c copies two stubs into an anonymous page and registers an
 .eh_frame for them.  The chain is known by construction (stop_here c_callback ?? ?? call_jit
 main); the registered CFI must be what unwinds the stubs: the same program without the
@@ -19,10 +20,16 @@ GDB_OPTS = ["-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex",
             "-iex", "set pagination off", "-iex", "set confirm off", "-iex", "set backtrace past-main on"]
 
 
-@pytest.fixture(scope="module")
-def prog():
-    # -static-libgcc: libgcc's lists of registered objects are the program's own symbols
-    return build(["jit_register_frame.c"], "jit_register_frame", cflags=["-O0", "-g", "-static-libgcc"])
+@pytest.fixture(scope="module", params=["static-libgcc", "libgcc_s"])
+def prog(request):
+    """-static-libgcc: libgcc's lists of registered objects are the program's own symbols; else
+    __register_frame is Debian's stripped libgcc_s.so.1's, whose lists have no names."""
+    if request.param == "static-libgcc":
+        return build(["jit_register_frame.c"], "jit_register_frame", cflags=["-O0", "-g", "-static-libgcc"])
+    exe = build(["jit_register_frame.c"], "jit_register_frame_s", cflags=["-O0", "-g", "-shared-libgcc"])
+    libs = subprocess.run(["ldd", str(exe)], capture_output=True, text=True).stdout
+    assert "libgcc_s.so.1" in libs, libs
+    return exe
 
 
 def check(walk, registered, top=0):

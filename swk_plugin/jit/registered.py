@@ -13,42 +13,66 @@ first unwind through it moves it to ``seen_objects`` (unwind-dw2-fde.c, GCC 12):
 ``orig_data`` it is: the .eh_frame is the one of the two that starts with a CIE.  It is read
 from the target's memory up to its zero terminator and given to the CFI stepper as a module
 (elfimage.py) covering its FDEs' code.  The lists are static variables: found by their symbols,
-which a program linked with -static-libgcc carries (Debian's libgcc_s.so.1 is stripped).
+which a program linked with -static-libgcc carries.  Debian's libgcc_s.so.1 is stripped: there the
+lists are among the few words of its writable segment (0x518 bytes), and a word is taken for a
+list head only where it leads to objects whose frames parse as .eh_frame with FDEs (``_read``).
 """
 from ..dwarf.cfi import CfiError, CfiTable
 from ..elf.strtab import may_name
 from ..elf.symbols import module_symbols
-from ..errors import BadFileError, MemoryReadError
+from ..elf.header import PF_W
+from ..errors import BadFileError, MemoryReadError, SwkError
 from ..procstate import Library
 from .elfimage import image
 
 #: libgcc's lists of registered objects, as unwind-dw2-fde.c names them.
 LISTS = ("unseen_objects", "seen_objects")
+#: What a libgcc exports that has those lists (a stripped one has no names for them).
+REGISTER = "__register_frame_info"
+#: The largest writable segment searched for the lists of a stripped libgcc.
+MAX_SCAN = 1 << 16
 MAX_OBJECTS = 4096
 MAX_EH_FRAME = 16 << 20
 
 
 def list_heads(ps):
-    """Addresses of libgcc's list heads in the target (once per library list), or ()."""
+    """(heads, scans) of libgcc's lists in the target (once per library list, see _find_lists)."""
     libs = ps.library_state
     if libs is None:
-        return ()
+        return (), ()
     libs.ensure_current()
     return libs.cache.value("libgcc-object-lists", lambda: _find_lists(libs))
 
 
 def _find_lists(libs):
-    heads = []
+    """(heads, scans): the list heads' addresses where their symbols say, and the writable
+    ranges (address, size) of each libgcc without them, where the heads are searched for."""
+    heads, scans = [], []
     for lib in libs.get_libraries():
         mod = lib.module
-        if mod is None or not may_name(mod, LISTS[0]):
-            continue        # its string tables do not hold the name: its symbols are not read
-        table = module_symbols(mod)
-        if table is None:
+        if mod is None:
             continue
-        for name in LISTS:
-            heads += [s.value + lib.base for s in table.by_name(name) if s.value and s.kind == "object"]
-    return tuple(heads)
+        named = []
+        if may_name(mod, LISTS[0]):   # else its string tables do not hold the name: symbols not read
+            table = module_symbols(mod)
+            if table is not None:
+                for name in LISTS:
+                    named += [s.value + lib.base for s in table.by_name(name) if s.value and s.kind == "object"]
+        heads += named
+        if not named and may_name(mod, REGISTER):
+            table = module_symbols(mod)
+            if table is not None and any(s.value and s.kind == "func" for s in table.by_name(REGISTER)):
+                scans += _writable(lib, mod)
+    return tuple(heads), tuple(scans)
+
+
+def _writable(lib, mod):
+    try:
+        loads = mod.segments("PT_LOAD")
+    except SwkError:
+        return []
+    return [(lib.base + vaddr, memsz) for _t, vaddr, memsz, flags, _off, _filesz in loads
+            if flags & PF_W and 0 < memsz <= MAX_SCAN]
 
 
 def _is_cie(ps, addr):
@@ -108,23 +132,42 @@ def current_registered(ps):
 
 
 def _read(ps):
-    out = []
-    ptr = ps.arch.ptr_size
-    for head in list_heads(ps):
+    heads, scans = list_heads(ps)
+    out, done = [], set()
+    for head in heads:
+        _objects(ps, ps.read_pointer, head, out, done)
+    ptr, order = ps.arch.ptr_size, ps.arch.byteorder
+    for start, size in scans:
         try:
-            obj, seen = ps.read_pointer(head), set()
-            while obj and obj not in seen and len(seen) < MAX_OBJECTS:
-                seen.add(obj)
-                u = ps.read_pointer(obj + 3 * ptr)
-                begin = u if _is_cie(ps, u) else ps.read_pointer(u) if u else 0
-                if begin and _is_cie(ps, begin):
-                    frames = _parsed(ps, begin)
-                    if frames is not None:
-                        out.append(frames)
-                obj = ps.read_pointer(obj + 5 * ptr)
+            data = ps.read_memory(start, size)
         except MemoryReadError:
             continue
+        for off in range(0, size - ptr + 1, ptr):
+            if int.from_bytes(data[off:off + ptr], order):
+                # a word is a list head only if its first object's frames parse: nothing else there does
+                _objects(ps, ps.read_pointer, start + off, out, done, strict=True)
     return out
+
+
+def _objects(ps, read_pointer, head, out, done, strict=False):
+    """The RegisteredFrames of the objects on the list at ``head`` (``strict``: none unless the
+    first object is one), each .eh_frame once (``done``)."""
+    ptr = ps.arch.ptr_size
+    try:
+        obj, seen = read_pointer(head), set()
+        while obj and obj not in seen and len(seen) < MAX_OBJECTS:
+            seen.add(obj)
+            u = read_pointer(obj + 3 * ptr)
+            begin = u if _is_cie(ps, u) else read_pointer(u) if u else 0
+            frames = _parsed(ps, begin) if begin and _is_cie(ps, begin) else None
+            if frames is None and strict and len(seen) == 1:
+                return
+            if frames is not None and frames.begin not in done:
+                done.add(frames.begin)
+                out.append(frames)
+            obj = read_pointer(obj + 5 * ptr)
+    except MemoryReadError:
+        return
 
 
 def _parsed(ps, begin):
