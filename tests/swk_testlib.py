@@ -610,6 +610,32 @@ def run_swk_cli(args: Sequence[str], timeout: float = 180) -> subprocess.Complet
     return run_cmd([PYTHON, "-m", "swk_plugin", *map(str, args)], timeout=timeout, cwd=REPO)
 
 
+def profiled_stacks(pid: int, folded: Path, duration: float = 1, hz: int = 20) -> list[str]:
+    """``swk profile --pid PID --folded FILE``: its stacks, outermost first, one per line
+    (the counts dropped)."""
+    p = run_swk_cli(["profile", "--pid", str(pid), "--duration", str(duration), "--hz", str(hz),
+                     "--folded", str(folded)], timeout=120)
+    if p.returncode != 0:
+        raise OutputError(f"swk profile exited {p.returncode}\n--- output ---\n{p.stdout}")
+    return [line.rsplit(" ", 1)[0] for line in folded.read_text().splitlines()]
+
+
+def as_profiled(frames: list[dict]) -> str:
+    """Consecutive physical frames of a parked thread's walk (swk bt --json) as `swk profile`
+    folds them, outermost first: each by its function, a frame outside every file by its pc
+    (profiler.frame_label).  Only frames whose JSON name is the symbol's (JIT code, the
+    program's own functions) compare: a profile names frames by symbol, not by DWARF."""
+    labels = []
+    for f in frames:
+        if f["kind"] in ("inline", "tailcall"):
+            continue
+        name = f["function"] or (None if f["library"] else f"0x{f['pc']:x}")
+        if name is None:
+            raise OutputError(f"frame {f['level']} has no name to compare: {f}")
+        labels.append(name.replace(";", ":"))
+    return ";".join(reversed(labels))
+
+
 def swk_core_frames(core: Path | str, exe: Path | str, extra: Sequence[str] = (),
                     timeout: float = 180) -> list[dict]:
     """``python -m swk_plugin bt --core CORE --exe EXE --json --all EXTRA``, parsed."""

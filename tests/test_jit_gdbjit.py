@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import swk_suite as S
-from swk_testlib import (CORPUS, GDB, GDB_INIT, PYTHON, REPO, native_commands, parse_native, parse_swk_json,
-                         run_cmd)
+from swk_testlib import (CORPUS, GDB, GDB_INIT, PYTHON, REPO, as_profiled, native_commands, parse_native,
+                         parse_swk_json, profiled_stacks, run_cmd)
 
 PROGRAM = CORPUS / "jit_recurse.ll"
 DEPTH = 12
@@ -210,3 +210,17 @@ def test_swk_bt_in_lldb(lli_run):
         [(f["pc"], f["function"], f["kind"], f.get("name_source")) for f in live["frames"]]
     assert [f["function"] for f in in_lldb["frames"] if f["kind"] == "jit"] == \
         ["leaf"] + ["down"] * (DEPTH + 1) + ["main"]
+
+
+def test_profile(lli_run, tmp_path):
+    """`swk profile` of the waiting lli: each sample of its main thread is the whole stack from
+    _start, with the JIT's frames (leaf, down x13, main) named from the GDB-JIT objects, in the
+    walk's order."""
+    p = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--pid", str(lli_run.pid), "--json"], cwd=REPO, timeout=120)
+    walk = parse_swk_json(p.stdout)[0]
+    jit = [f for f in walk["frames"] if f["kind"] == "jit"]
+    assert [f["function"] for f in jit] == ["leaf"] + ["down"] * (DEPTH + 1) + ["main"], walk["frames"]
+    want = as_profiled(jit)
+    stacks = [s for s in profiled_stacks(lli_run.pid, tmp_path / "folded.txt")
+              if s.startswith(f"lli-{lli_run.pid};")]
+    assert stacks and all(s.split(";")[1] == "_start" and want in s for s in stacks), (want, stacks)

@@ -109,6 +109,18 @@ def test_java_frames_named_and_walked(jvm):
     check_java_walk(walk, inline, record, rows)
 
 
+def test_java_profile(jvm, tmp_path):
+    """`swk profile` of the JVM: every sample of the sleeping thread has the Java frames named
+    and ordered as its walk has them (check_java_walk), down to the thread's start."""
+    inline, pid, record, rows = jvm
+    p = T.run_swk_cli(["bt", "--pid", str(pid), "--json", "--all"], timeout=300)
+    walk = java_thread(T.parse_swk_json(p.stdout))
+    assert walk is not None, p.stdout[-3000:]
+    want = T.as_profiled(check_java_walk(walk, inline, record, rows))
+    stacks = [s for s in T.profiled_stacks(pid, tmp_path / "folded.txt", duration=1, hz=10) if ";JVM_Sleep" in s]
+    assert stacks and all(want in s and ";JavaMain;" in s for s in stacks), (want, stacks)
+
+
 @pytest.fixture(scope="module")
 def jvm_in_gdb(jvm, tmp_path_factory):
     """One GDB session attached to the JVM: swk-bt of every thread, GDB's own bt of every

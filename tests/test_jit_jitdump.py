@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swk_testlib import GDB, GDB_INIT, PYTHON, REPO, parse_swk_json, run_cmd
+from swk_testlib import GDB, GDB_INIT, PYTHON, REPO, as_profiled, parse_swk_json, profiled_stacks, run_cmd
 from test_jit_perfmap import DEPTH, NodeRun, _lookup_pc, check_walk, js_function
 
 import swk_suite as S
@@ -129,3 +129,40 @@ def test_core_with_jitdump(tmp_path):
         run.close()
         for f in tmp_path.glob("*.core"):
             f.unlink()
+
+
+def test_profile(node_dump, tmp_path):
+    """`swk profile` of node: each sample of its main thread has the JS frames named from the
+    dump, in the walk's order (the dump's CFI unwinding them in the profiler too)."""
+    p = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--pid", str(node_dump.pid), "--thread", str(node_dump.pid),
+                 "--json"], cwd=REPO, timeout=120)
+    walk = parse_swk_json(p.stdout)[0]
+    check_dump_walk(walk, node_dump)
+    frames = walk["frames"]
+    jit = [i for i, f in enumerate(frames) if f["kind"] == "jit"]
+    want = as_profiled(frames[jit[0]:jit[-1] + 1])
+    stacks = [s for s in profiled_stacks(node_dump.pid, tmp_path / "folded.txt")
+              if s.split(";", 1)[0].endswith(f"-{node_dump.pid}")]
+    assert stacks and all(want in s and s.split(";")[1] == "_start" for s in stacks), (want, stacks)
+
+
+def test_swk_bt_in_lldb(node_dump):
+    """swk-bt in LLDB attached to node walks and names as everywhere (the dump's names and CFI);
+    LLDB 22's own `bt`, through swk's frame provider, names every frame in no module as the
+    dump names its pc (LLDB reads no jitdump)."""
+    lldb, version = S.need_lldb()
+    out = run_cmd([lldb, "-b", "-x", "-o", f"command script import {REPO / 'lldb_init.py'}", "-o",
+                   f"process attach -p {node_dump.pid}", "-o", "swk-bt -json", "-o", "script print('LLDB-BT')",
+                   "-o", "bt"], timeout=180).stdout
+    walk = parse_swk_json(out)[0]
+    check_dump_walk(walk, node_dump)
+    bt = out.split("\nLLDB-BT\n", 1)[1]
+    assert "swk: the frame provider failed" not in out and "PLEASE submit a bug report" not in out, out
+    lines = [(int(m.group(1), 16), (m.group(2) or "").strip())
+             for m in re.finditer(r"^\s*\*?\s*frame #\d+: 0x([0-9a-f]+)(?: ([^`\n]*?))?(?: \[synthetic\])?$",
+                                  bt.split("\n(lldb)", 1)[0], re.M)]
+    jit = [f for f in walk["frames"] if f["kind"] == "jit"]
+    assert [pc for pc, _name in lines] == [f["pc"] for f in jit], (bt, jit)
+    if version >= (22,):
+        rows = dump_loads(node_dump.dump)
+        assert all(name == latest(rows, pc - 1)[2] for pc, name in lines), (lines, bt)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import swk_suite as S
-from swk_testlib import GDB, GDB_INIT, PYTHON, REPO, build, parse_swk_json, run_cmd
+from swk_testlib import GDB, GDB_INIT, PYTHON, REPO, as_profiled, build, parse_swk_json, profiled_stacks, run_cmd
 
 CHAIN = ["stop_here", "c_callback", None, None, "call_jit", "main"]
 GDB_OPTS = ["-nx", "-batch", "-q", "-iex", "set debuginfod enabled off", "-iex", "set width 0",
@@ -84,3 +84,25 @@ def test_core(prog, tmp_path):
                 timeout=120)
     assert p.returncode == 0, p.stdout
     check(parse_swk_json(p.stdout)[0], True)
+
+
+def test_profile(prog, tmp_path):
+    """`swk profile` of the parked program: every sample is the whole stack from _start, with the
+    registered stubs between call_jit and c_callback as the walk found them (the registered CFI
+    unwinds them in the profiler too)."""
+    proc = subprocess.Popen([str(prog), "wait"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        time.sleep(0.1)
+        p = run_cmd([PYTHON, "-m", "swk_plugin", "bt", "--pid", str(proc.pid), "--json"], cwd=REPO, timeout=120)
+        walk = parse_swk_json(p.stdout)[0]
+        top = next(i for i, f in enumerate(walk["frames"]) if f["function"] == "stop_here")
+        check(walk, True, top)
+        want = as_profiled(walk["frames"][top + 1:top + 5])        # c_callback, the stubs, call_jit
+        stacks = profiled_stacks(proc.pid, tmp_path / "folded.txt")
+        # each stack whole: from _start (after the thread's name), through main and the stubs
+        assert stacks and all(s.split(";")[1] == "_start" and ";main;" + want in s for s in stacks), (want, stacks)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
