@@ -271,12 +271,12 @@ def shown_count(walk, visible=None):
     return len(shown_frames(walk, visible))
 
 
-class TextStyle(namedtuple("TextStyle", "entry_values frame_arguments frame_info values sources",
-                           defaults=(None,))):
+class TextStyle(namedtuple("TextStyle", "entry_values frame_arguments frame_info values sources filename_display",
+                           defaults=(None, "relative"))):
     """GDB's settings that change bt's lines: `print entry-values`, `print frame-arguments`,
-    `print frame-info` and the value settings (a locals.format.ValueFormat, whose `print
-    address` also drops the frame lines' pcs); ``sources``: the session's SourceLister where
-    frame-info prints source lines."""
+    `print frame-info`, the value settings (a locals.format.ValueFormat, whose `print
+    address` also drops the frame lines' pcs) and `filename-display`; ``sources``: the
+    session's SourceLister where frame-info prints source lines or file names are absolute."""
     __slots__ = ()
 
 
@@ -288,12 +288,12 @@ def text_style(opts):
     the options carry (a back-end's, kept for its session), else a new one kept on them for
     the command's other threads."""
     sources = None
-    if opts.frame_info in SOURCE_INFO:
+    if opts.frame_info in SOURCE_INFO or opts.filename_display == "absolute":
         if opts.sources is None:
             opts.sources = SourceLister()
         sources = opts.sources
     return TextStyle(opts.entry_values, opts.frame_arguments, opts.frame_info, opts.values or DEFAULT_FORMAT,
-                     sources)
+                     sources, opts.filename_display)
 
 
 def walk_text(walk, levels=None, verbose=False, aout_path=None, visible=None, full=False, style=None,
@@ -382,7 +382,7 @@ def level_lines(walk, shown, i, label, ctx):
         args = _args_text(found[0], style.entry_values, style.frame_arguments) if found is not None else "()"
     if full and found is not None:
         found = variables(sf, walk, fmt=ctx.fmt)
-    if style.sources is not None and sf.kind != FrameKind.SIGNAL and sf.file:
+    if style.frame_info in SOURCE_INFO and sf.kind != FrameKind.SIGNAL and sf.file:
         lines.extend(_source_lines(walk, sf, label, args, first, ctx))
     elif ctx.usual and not ctx.verbose and sf.kind != FrameKind.SIGNAL and sf.file:
         # the common line, as frame_text makes it from frame_info, without the record
@@ -393,7 +393,7 @@ def level_lines(walk, shown, i, label, ctx):
         else:
             lines.append(f"{head}{name} {args} at {sf.file}:{sf.line}")
     else:
-        info = frame_info(sf.frame, label, sf)
+        info = _displayed(frame_info(sf.frame, label, sf), sf, style)
         show_pc = style.values.address and (style.frame_info == "location-and-address"
                                             or _pc_shown(sf, info, first))
         lines.append(frame_text(info, ctx.aout_path, ctx.verbose, width=ctx.width, show_pc=show_pc, args=args,
@@ -415,19 +415,38 @@ def _source_lines(walk, sf, label, args, first, ctx):
     source-line mode after the pc and a tab where the pc is not at the line's start."""
     style = ctx.style
     out = []
-    info = frame_info(sf.frame, label, sf)
+    info = _displayed(frame_info(sf.frame, label, sf), sf, style)
     show_pc = style.values.address and _pc_shown(sf, info, first)
     if style.frame_info == "source-and-location":
         out.append(frame_text(info, ctx.aout_path, ctx.verbose, width=ctx.width, show_pc=show_pc, args=args))
     frame = sf.frame
-    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
-    unit = lookup.source_unit(frame) if hasattr(lookup, "source_unit") else None
-    module, cu, comp_dir = unit if unit is not None else (None, None, None)
-    text = style.sources.line((id(module), cu, sf.file), sf.file, comp_dir, sf.line)
+    module, cu, comp_dir = _source_unit(frame)
+    text = style.sources.line((id(module), cu, sf.file), sf.file, comp_dir, sf.line, info["file"])
     if style.frame_info == "source-line" and show_pc:
         text = f"0x{frame.ra:0{ctx.width}x}\t{text}"
     out.append(text)
     return out
+
+
+def _source_unit(frame):
+    """(module, CU offset, compilation directory) of a frame's line, Nones where unknown."""
+    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+    unit = lookup.source_unit(frame) if hasattr(lookup, "source_unit") else None
+    return unit if unit is not None else (None, None, None)
+
+
+def _displayed(info, sf, style):
+    """A frame record with its file as GDB's `filename-display` shows it (GDB's
+    symtab_to_filename_for_display): as the line table names it, its base name, or its full
+    name (sourcelines.SourceLister.fullname)."""
+    how = style.filename_display
+    if how == "relative" or not info["file"]:
+        return info
+    if how == "basename":
+        shown = os.path.basename(info["file"])
+    else:
+        shown = style.sources.fullname(info["file"], _source_unit(sf.frame)[2])
+    return {**info, "file": shown}
 
 
 def prime_sources(sources, walk, primer):
@@ -438,10 +457,7 @@ def prime_sources(sources, walk, primer):
     if not shown or shown[0].file != primer[0]:
         return
     sf = shown[0]
-    frame = sf.frame
-    lookup = frame.walker.symbol_lookup if frame.walker is not None else None
-    unit = lookup.source_unit(frame) if hasattr(lookup, "source_unit") else None
-    module, cu, comp_dir = unit if unit is not None else (None, None, None)
+    module, cu, comp_dir = _source_unit(sf.frame)
     if primer[1] is None or comp_dir is None or primer[1] == comp_dir:
         sources.visit((id(module), cu, sf.file), sf.file, comp_dir)
 

@@ -20,6 +20,9 @@ FRAME_INFO = ("auto", "source-line", "location", "source-and-location", "locatio
 #: Those that print a frame's source line (GDB's SRC_LINE, SRC_AND_LOC).
 SOURCE_INFO = ("source-line", "source-and-location")
 ON_OFF = ("on", "off")
+#: GDB's `set filename-display` values: a frame's file as the line table names it, its base
+#: name, or its full path (where it was found, else the compilation directory joined to it).
+FILENAME_DISPLAY = ("relative", "basename", "absolute")
 #: ``verbose`` at this level (swk-bt -regs): -v's lines and, after each physical frame, how its
 #: caller's registers were found (format.register_lines).
 REGS = 2
@@ -53,13 +56,14 @@ SETTINGS = {
     "print-repeats": ("print repeats", "values.repeats", _count),
     "output-radix": ("output-radix", "values.radix", ("8", "10", "16")),
     "collapse": ("swk collapse", "collapse", _count),
+    "filename-display": ("filename-display", "filename_display", FILENAME_DISPLAY),
 }
 
 
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
                  "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse", "merge", "svg", "regs",
-                 "sources")
+                 "sources", "filename_display")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
@@ -79,6 +83,7 @@ class BtOptions:
         self.frame_arguments = "scalars"
         self.entry_values = "default"
         self.frame_info = "auto"
+        self.filename_display = "relative"
         #: where frame-info prints source lines: the session's sourcelines.SourceLister (GDB's
         #: state of which file it printed last), None for a new one per command
         self.sources = None

@@ -25,6 +25,7 @@ class SourceLister:
         #: first walk printed notes it as visited where its innermost frame's file is that one
         self.primer = None
         self._files = {}             # path -> its lines (bytes) or an errno
+        self._found = {}             # (name, comp_dir) -> the path its lines came from
 
     # --- finding and reading a file -------------------------------------------------------
     def _candidates(self, name, comp_dir):
@@ -45,6 +46,7 @@ class SourceLister:
         """The file's lines, or the errno of the last place tried."""
         err = errno.ENOENT
         for path in self._candidates(name, comp_dir):
+            self._found[(name, comp_dir)] = path
             got = self._files.get(path)
             if got is None:
                 try:
@@ -58,6 +60,16 @@ class SourceLister:
             err = got
         return err
 
+    def fullname(self, name, comp_dir):
+        """GDB's symtab_to_fullname: the real path of the file where it is found, else the
+        compilation directory joined to its name (the name itself where it is absolute)."""
+        lines = self._lines(name, comp_dir)
+        if not isinstance(lines, int):
+            return os.path.realpath(self._found[(name, comp_dir)])
+        if os.path.isabs(name) or not comp_dir:
+            return name
+        return f"{comp_dir}/{name}"
+
     # --- what GDB prints -------------------------------------------------------------------
     def visit(self, key, name, comp_dir):
         """Note ``key``'s file as the last one visited, printing nothing (GDB printed it at the
@@ -66,19 +78,21 @@ class SourceLister:
             self.visited = key
             self.error = isinstance(self._lines(name, comp_dir), int)
 
-    def line(self, key, name, comp_dir, line):
-        """The text GDB prints for ``line`` of ``name`` (of the symtab ``key``), one line."""
+    def line(self, key, name, comp_dir, line, shown=None):
+        """The text GDB prints for ``line`` of ``name`` (of the symtab ``key``), one line
+        (``shown``: the name as `filename-display` shows it, default ``name``)."""
+        shown = shown or name
         if key == self.visited and self.error:
-            return f"{line}\tin {name}"
+            return f"{line}\tin {shown}"
         lines = self._lines(name, comp_dir)
         if key != self.visited:
             self.visited, self.error = key, isinstance(lines, int)
             if self.error:
-                return f"{line}\t{name}: {os.strerror(lines)}."
+                return f"{line}\t{shown}: {os.strerror(lines)}."
         if isinstance(lines, int):
-            return f"{line}\tin {name}"
+            return f"{line}\tin {shown}"
         if not 0 < line <= len(lines):
-            return f"Line number {line} out of range; {name} has {len(lines)} lines."
+            return f"Line number {line} out of range; {shown} has {len(lines)} lines."
         return f"{line}\t{_visible(lines[line - 1])}"
 
 

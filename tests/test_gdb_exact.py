@@ -230,6 +230,8 @@ OTHER_SETTINGS = [
     ("set print address off", "set print frame-arguments all", "set print entry-values both"),
     ("set print frame-info source-line",), ("set print frame-info source-and-location",),
     ("set print frame-info source-line", "set print address off"),
+    ("set filename-display basename",), ("set filename-display absolute",),
+    ("set filename-display absolute", "set print frame-info source-and-location"),
 ]
 #: (mode, case) GDB 13 cannot print: its bt dies of a segmentation fault (the qsort stop's
 #: third frame, an inlined msort_with_tmp whose caller is past the limit), or of an internal
@@ -238,7 +240,7 @@ OTHER_SETTINGS = [
 GDB_CRASHES = {("qsort", ("set backtrace limit 3",)), ("condwait", ("set backtrace limit 1",))}
 DEFAULTS = ("set print entry-values default", "set print frame-arguments scalars", "set print address on",
             "set output-radix 10", "set print symbol on", "set print elements 200", "set print repeats 10",
-            "set print frame-info auto", "set backtrace limit unlimited")
+            "set print frame-info auto", "set backtrace limit unlimited", "set filename-display relative")
 
 
 def _settings_cmds(cases, full=False) -> list[str]:
@@ -315,6 +317,9 @@ def test_print_settings_cli_core(progs, mode):
          ("--frame-info", "short-location", "--backtrace-limit", "2")),
         (("set print frame-info source-and-location",), ("--frame-info", "source-and-location")),
         (("set print frame-info source-line",), ("--frame-info", "source-line")),
+        (("set filename-display basename",), ("--filename-display", "basename")),
+        (("set filename-display absolute", "set print frame-info source-and-location"),
+         ("--filename-display", "absolute", "--frame-info", "source-and-location")),
     ]
     cmds = [*SETTINGS, "set backtrace past-main on", "python print('SWKTID', gdb.selected_thread().ptid[1])"]
     for i, (sets, _cli) in enumerate(cases):

@@ -1,11 +1,14 @@
 """Which compilation unit holds an address: .debug_aranges, completed by the units' own
-DW_AT_low_pc/high_pc/ranges for units that aranges leave out (a mixin of DwarfInfo)."""
+DW_AT_low_pc/high_pc/ranges for units that aranges leave out, and last by the functions of
+units with no pc attributes of their own (GDB indexes every function's range, so a unit
+whose top DIE says nothing still holds its functions' code) (a mixin of DwarfInfo)."""
 import bisect
 import struct
 from .units import DwarfError, uint, uleb
 
 #: DW_AT_low_pc, DW_AT_high_pc, DW_AT_ranges
 _PC_ATTRS = frozenset((0x11, 0x12, 0x55))
+TAG_subprogram = 0x2e
 
 
 class UnitMap:
@@ -43,11 +46,14 @@ class UnitMap:
                         end = off + 4 + length
                     if end <= off or end > n:
                         break
-                    if off not in covered and self._may_have_ranges(info, off):
-                        cu = self.unit_at(off)
-                        if cu.unit_type in (1, 3, 4) and cu.ranges:
-                            for lo, hi in cu.ranges:
-                                entries.append((lo, hi, off))
+                    if off not in covered:
+                        if self._may_have_ranges(info, off):
+                            cu = self.unit_at(off)
+                            if cu.unit_type in (1, 3, 4) and cu.ranges:
+                                for lo, hi in cu.ranges:
+                                    entries.append((lo, hi, off))
+                        else:
+                            self._pcless.append(off)
                     off = end
                 except (IndexError, struct.error, ValueError, DwarfError):
                     break
@@ -112,9 +118,9 @@ class UnitMap:
             count = (end - pos) // tup
             fmt = ("<" if little else ">") + {2: "HH", 4: "II", 8: "QQ"}[asz]
             for lo, ln in struct.iter_unpack(fmt, ar[pos:pos + count * tup]):
-                if lo == 0 and ln == 0:
-                    break
-                if ln:
+                # (0, 0) ends a set, but GDB reads on to the set's length (linkers leave (0, 0)
+                # pairs inside a set with --gc-sections); a range at 0 is code a COMDAT dropped
+                if lo and ln:
                     entries.append((lo, lo + ln, cu_off))
             covered.add(cu_off)
             pos = end
@@ -131,7 +137,31 @@ class UnitMap:
         with self._lock:
             if self._map is None:
                 self._build_map()
-        return self._find_cu(self._map, addr)
+        cu = self._find_cu(self._map, addr)
+        if cu is not None or not self._pcless:
+            return cu
+        with self._lock:
+            if self._fmap is None:
+                self._build_fmap()
+        return self._find_cu(self._fmap, addr)
+
+    def _build_fmap(self):
+        """The map of last resort: the functions of units whose top DIE has no pc attributes,
+        read only where their abbreviations can describe a function with code (an LTO
+        program's early-debug units cannot: they are passed over unread)."""
+        entries = []
+        for off in self._pcless:
+            try:
+                cu = self.unit_at(off)
+                if cu.unit_type not in (1, 3, 4) or not any(
+                        tag == TAG_subprogram and any(at in _PC_ATTRS for at, _f, _i in specs)
+                        for tag, _children, specs in self._abbrevs(cu.abbrev_off).entries()):
+                    continue
+                los, his, _offs, _pmax = self.funcs_for(cu)
+                entries += [(lo, hi, off) for lo, hi in zip(los, his) if hi > lo]
+            except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+                continue
+        self._fmap = self._index(entries)
 
     def _find_cu(self, index, addr):
         los, his, pmax, offs = index

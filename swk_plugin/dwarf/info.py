@@ -47,6 +47,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         self._cus = {}           # offset -> _CU (headers read so far)
         self._map = None         # (los, his, prefix_max_hi, cu_offsets)
         self._amap = None        # the same from .debug_aranges alone
+        self._pcless = []        # units that neither aranges nor their top DIE place (_build_map)
+        self._fmap = None        # their functions' ranges, where asked for (aranges._build_fmap)
         self._abbrev_cache = {}
         self._nodes = {}         # offset -> DieNode (die_node)
         self._chain = []         # unit offsets from the section's start, as far as read

@@ -124,6 +124,12 @@ class AbbrevTable(dict):
         except KeyError:
             return default
 
+    def entries(self):
+        """Every abbreviation (decoding the rest of the table)."""
+        if self._pos is not None:
+            self.get(-1)
+        return self.values()
+
 
 class Unit:
     __slots__ = ("offset", "end", "version", "unit_type", "addr_size", "offsz", "abbrev_off",

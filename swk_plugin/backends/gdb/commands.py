@@ -215,7 +215,7 @@ set swk debug on|off."""
         walker = session.walker(all_threads=opts.all)
         ps = walker.process_state
         tids = ps.get_thread_ids() if opts.all else [ps.get_default_thread()]
-        if opts.frame_info in SOURCE_INFO:
+        if opts.frame_info in SOURCE_INFO or opts.filename_display == "absolute":
             opts.sources = _gdb_sources()
         PREFETCH[0] = True           # its walk's modules: their DWARF inflated meanwhile
         try:
@@ -262,7 +262,7 @@ def _gdb_print_settings():
             "unlimited" if value is None else str(value)
         opts.set(name, text)
     return {k: getattr(opts, k) for k in ("frame_arguments", "entry_values", "frame_info", "backtrace_limit",
-                                          "values", "collapse")}
+                                          "values", "collapse", "filename_display")}
 
 
 def _write(lines):
