@@ -24,6 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gdbsuite"))
 
+import assembled as A  # noqa: E402
 import harness as H  # noqa: E402
 import swk_suite as S  # noqa: E402
 import swk_testlib as T  # noqa: E402
@@ -37,6 +38,10 @@ ROOT = T.BUILD / "gdb-src" / "gdb-13.1" / "gdb" / "testsuite"
 _EBP_ZERO = ("swk goes further: GDB's i386 prologue analyser takes %ebp == 0 in a function without "
              "CFI for the outermost frame; swk's analysis finds main's caller, __libc_start_call_main, "
              "and walks on to _start")
+
+#: fission-multi-cu: its functions are only in the .dwo files its skeleton units name
+_SPLIT_DWARF = ("swk wrong: split DWARF: the skeleton CUs name their .dwo files (DW_AT_GNU_dwo_name), which "
+                "hold the functions; swk reads no .dwo, so no line or arguments (0x... in func ()); GDB reads them")
 
 #: (program, stop index) -> why swk's lines differ from GDB's there (docs/testing.md)
 KNOWN = {
@@ -66,6 +71,8 @@ KNOWN = {
     ("gdb.arch/amd64-invalid-stack-middle", 0):
         "swk goes further: GDB stops where the CFI of func3 reads an unmapped page (Cannot access "
         "memory); swk's frame-pointer chain below it is verifiable and reaches main (-v says how)",
+    # the Tcl DWARF assembler's programs (tests/gdbsuite/assembled.py)
+    **{("gdb.dwarf2/fission-multi-cu", i): _SPLIT_DWARF for i in (0, 1)},
 }
 
 
@@ -80,7 +87,8 @@ KNOWN_CORE = {
         ("gdb.arch/amd64-break-on-asm-line", 2), ("gdb.arch/amd64-invalid-stack-middle", 0),
         ("gdb.arch/i386-disp-step", 1), ("gdb.arch/i386-disp-step", 2), ("gdb.dwarf2/clztest", 1),
         ("gdb.dwarf2/dw2-dup-frame", 0), ("gdb.dwarf2/dw2-linkage-name-trust", 0),
-        ("gdb.dwarf2/dw2-linkage-name-trust", 1), ("gdb.python/py-unwind", 1)}},
+        ("gdb.dwarf2/dw2-linkage-name-trust", 1), ("gdb.python/py-unwind", 1),
+        ("gdb.dwarf2/fission-multi-cu", 0), ("gdb.dwarf2/fission-multi-cu", 1)}},
     ("gdb.arch/i386-disp-step", 0): _EBP_ZERO,
     ("gdb.arch/i386-float", 0): _EBP_ZERO,
     **{("gdb.arch/i386-unwind", i):
@@ -117,7 +125,8 @@ NOT_BUILT = {
 def _programs():
     if not ROOT.is_dir():
         return []
-    return H.programs(ROOT)
+    progs = H.programs(ROOT) + A.programs(ROOT)     # in the table's order: by directory, then name
+    return sorted(progs, key=lambda p: (H.DIRS.index(p.exp.parent.name), p.exp.name))
 
 
 PROGRAMS = _programs()
@@ -160,6 +169,8 @@ class Run:
 
 
 def _run(prog: H.Program) -> Run | None:
+    if prog.assembled:
+        return _run_assembled(prog)
     prog, where = _here(prog)
     exe, why = H.build(prog, where)
     if exe is None:
@@ -186,6 +197,56 @@ def _run(prog: H.Program) -> Run | None:
         lldb = (i, legs[i][0], *_lldb_leg(exe, cores / f"stop-{i}.core", tid))
     shutil.rmtree(cores, ignore_errors=True)     # a core is as big as the program's memory
     return Run(H.stops_of(out), out, legs, lldb)
+
+
+#: where the programs of gdb.dwarf2's Tcl DWARF assembler are built, one directory per .exp
+ASSEMBLED = T.BUILD / "gdbsuite" / "gdb.dwarf2-assembled"
+
+
+def _build_why(prog: H.Program) -> str:
+    if prog.assembled:
+        return A.build(prog, ASSEMBLED / prog.exp.stem, T.GDB)[1]
+    return H.build(*_here(prog))[1]
+
+
+def _run_assembled(prog: H.Program) -> Run | None:
+    """A program of the Tcl DWARF assembler (tests/gdbsuite/assembled.py): built once by
+    dwarf_assemble.tcl, then each GDB session of its .exp replayed, checkpoints among the
+    .exp's commands; the checked stops' cores for the CLI and LLDB, as for the others."""
+    S.need_tool("tclsh", "tcl")
+    where = ASSEMBLED / prog.exp.stem
+    recipe, _why = A.build(prog, where, T.GDB)
+    if recipe is None:
+        return None
+    cores = where / "cores"
+    shutil.rmtree(cores, ignore_errors=True)
+    cores.mkdir(parents=True)
+    stops, outs, written = [], [], []
+    for sess, items in A.plan(recipe):
+        argv = [T.GDB, "-nx", "-batch"]
+        for c in A.session_commands(items, T.GDB_INIT, cores):
+            argv += ["-ex", c]
+        argv.append(str(sess.exe))
+        try:
+            out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                                 cwd=str(sess.exe.parent), errors="replace", preexec_fn=_limit_cpu).stdout
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        outs.append(out)
+        tids = H.core_tids(out)
+        for check, g, s in A.stops_of(out, items):
+            core = cores / f"stop-{check.index}.core"
+            if check.core and check.index in tids and core.exists() and core.stat().st_size:
+                written.append((len(stops), sess.exe, core, tids[check.index]))
+            stops.append((g, s))
+    legs, lldb = {}, None
+    for k, exe, core, tid in written:
+        legs[k] = _core_leg(exe, core, tid)
+    if written and S.lldb().path:
+        k, exe, core, tid = written[-1]             # the last of them
+        lldb = (k, legs[k][0], *_lldb_leg(exe, core, tid))
+    shutil.rmtree(cores, ignore_errors=True)
+    return Run(stops, "\n".join(outs), legs, lldb)
 
 
 def _lldb_leg(exe: Path, core: Path, tid: int) -> tuple[list, str]:
@@ -258,7 +319,7 @@ def test_gdb_program(root, results, prog):
         pytest.fail(f"no program of GDB's testsuite found under {ROOT}", pytrace=False)
     got = results[prog.id].result() if prog.id in results else _run(prog)
     if got is None:
-        why = H.build(*_here(prog))[1]
+        why = _build_why(prog)
         if prog.id not in NOT_BUILT:
             pytest.fail(f"{prog.id} does not build: {why}", pytrace=False)
         return                          # documented: not built, and why

@@ -26,6 +26,7 @@ class Program:
     stops: list[str]          # GDB breakpoint specs, in the .exp's order
     m32: bool = False         # i386 code (an .S gated by is_x86_like_target): built with -m32
     nodebug: tuple = ()       # sources the .exp builds without debug info
+    assembled: bool = False   # DWARF made by the .exp's Tcl assembler: built by assembled.py
 
     @property
     def id(self) -> str:
