@@ -2,10 +2,11 @@
 
     swk bt --core FILE [--core FILE ...] [--exe PROGRAM] [--json] [--all] [--unique]
            [--merge [function|line]] [--svg FILE] [--thread TID] [--sysroot DIR]
-           [--frame-cap N] [--perf-map FILE] [--jitdump FILE] [-v] [--regs] [--full] [N | -N]
+           [--frame-cap N] [--perf-map FILE] [--jitdump FILE] [-v] [--regs] [--full] [--py [only]] [N | -N]
     swk bt --pid PID[,PID...] [--json] [--all] [--unique] [--merge [function|line]] [--svg FILE]
-           [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--regs] [--full] [N | -N]
-    swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N]
+           [--thread TID] [--stopped] [--stack-bytes N] [--frame-cap N] [-v] [--regs] [--full] [--py [only]]
+           [N | -N]
+    swk profile --pid PID [--duration S] [--hz N] [--folded FILE] [--svg FILE] [--top N] [--py]
 """
 import argparse
 import gc
@@ -24,7 +25,7 @@ from .jit.symbols import JitSymbols
 from .symlookup import ElfSymbolLookup
 from .frontend import UniqueGroups, add_merge_entries, merge_entries, print_merge, run_bt
 from .merge import MergeTree
-from .options import MERGE_BY, REGS, SETTINGS, BtOptions, check_merge
+from .options import MERGE_BY, PY_ONLY, REGS, SETTINGS, BtOptions, check_merge, check_py
 from .walker import DEFAULT_FRAME_CAP, Walker
 
 
@@ -66,6 +67,10 @@ def build_parser():
     bt.add_argument("--regs", action="store_true",
                     help="-v, and after each frame where its caller's registers came from, by which rule")
     bt.add_argument("--full", action="store_true", help="also local variables, as GDB's bt full")
+    bt.add_argument("--py", action="store_true",
+                    help="the Python frames of each thread among its native ones (CPython 3.10-3.13); "
+                         "--py only: them alone")
+    bt.add_argument("--py-only", action="store_true", help=argparse.SUPPRESS)     # --py only, --py=only
     for name, (gdb_name, _target, allowed) in SETTINGS.items():
         bt.add_argument(f"--{name}", metavar="|".join(allowed) if not callable(allowed) else "N|unlimited",
                         help=f"as GDB's set {gdb_name}")
@@ -81,6 +86,7 @@ def build_parser():
                     help="bytes of each thread's stack copied per sample (default: as deep as its "
                          "last walk needed, twice over, 16K to 1M)")
     pr.add_argument("--frame-cap", type=int, default=DEFAULT_FRAME_CAP, help="most frames per walk")
+    pr.add_argument("--py", action="store_true", help="Python functions too, after the evaluator frame running each")
     return p
 
 
@@ -121,6 +127,7 @@ def cmd_bt(args, out):
         raise SwkError("swk: a frame count must not be zero")
     opts = _options(args)
     check_merge(opts, "swk: ", "--")
+    check_py(opts, "swk: ", "--")
     PREFETCH[0] = True       # the modules on the stacks: their DWARF inflated while walking
     targets = args.pid if args.pid is not None else args.core
     if len(targets) > 1 and args.thread is not None:
@@ -325,6 +332,7 @@ def _options(args):
     opts = BtOptions()
     opts.json, opts.verbose, opts.full, opts.limit = args.json, args.verbose, args.full, args.limit
     opts.unique = bool(getattr(args, "unique", False))
+    opts.py = PY_ONLY if getattr(args, "py_only", False) else bool(getattr(args, "py", False))
     if getattr(args, "regs", False):
         opts.regs, opts.verbose = True, REGS
     opts.merge, opts.svg = getattr(args, "merge", None), getattr(args, "svg", None)
@@ -362,6 +370,18 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
                       parallel=not stopped)
 
 
+def _py_only(argv):
+    """``--py only`` and ``--py=only`` as the one option argparse reads (a bare --py takes no
+    value: ``--py 5`` is Python frames and a frame count)."""
+    out = []
+    for arg in argv:
+        if arg == PY_ONLY and out[-1:] == ["--py"]:
+            out[-1] = "--py-only"
+        else:
+            out.append("--py-only" if arg == "--py=only" else arg)
+    return out
+
+
 def main(argv=None, out=None):
     out = out or sys.stdout
     # one command, then the process ends: Python's cyclic collector would only go through
@@ -370,7 +390,7 @@ def main(argv=None, out=None):
     collecting = gc.isenabled()
     gc.disable()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_py_only(sys.argv[1:] if argv is None else list(argv)))
         if args.command == "bt":
             return cmd_bt(args, out)
         if args.command == "profile":

@@ -17,6 +17,7 @@ from .errors import SwkError
 from .flamegraph import svg_tree
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 from .merge import MergeTree, header as merge_header, json_line, stack_labels, svg_tree as merged_svg, text_lines
+from .pyframes import render_py
 from .stream import DEFAULT_COLLAPSE, SEGMENT, stream_json, stream_text
 from .walker import WalkRest
 
@@ -75,12 +76,13 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
     headers = opts.all if headers is None else headers
     # bt N walks one frame more than it shows, as GDB does: the last frame's entry values come
     # from its caller's call site, and its caller's registers from the step past it
-    limit = opts.limit + 1 if opts.limit and opts.limit > 0 else None
+    py = getattr(opts, "py", False)         # Python frames merged in (pyframes.py)
+    limit = opts.limit + 1 if opts.limit and opts.limit > 0 and not py else None   # -py N: lines
     collapse = getattr(opts, "collapse", DEFAULT_COLLAPSE)
     del walker.stepper_errors[:]
     for i, tid in enumerate(tids, first):
         num, os_tid = ps.thread_label(tid)
-        whole = opts.compare or (lines_for is not None and stream_for is None and not opts.json)
+        whole = opts.compare or py or (lines_for is not None and stream_for is None and not opts.json)
         try:
             if whole:
                 walk, rest = walker.walk_stack(tid, max_frames=limit), None
@@ -117,12 +119,12 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
             continue
         if opts.compare:
             lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
-        elif lines_for is not None and not opts.json:
+        elif lines_for is not None and not opts.json and not py:
             with collector_paused():
                 lines = lines_for(walk, tid)
         else:
             with collector_paused():
-                out = render(walk, opts, num, os_tid, aout_path, past_main)
+                out = (render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
             if info and opts.json:
                 out = [json.dumps({**json.loads(line), **info}) for line in out]
             lines += out

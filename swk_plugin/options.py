@@ -7,7 +7,7 @@ GDB's settings that change bt's lines (``set print entry-values`` ...) are optio
 from .errors import SwkError
 from .locals.format import DEFAULT_FORMAT
 
-USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-regs] [-full] "
+USAGE = ("usage: swk-bt [-json] [-all] [-unique] [-merge[=line]] [-svg=FILE] [-compare] [-v] [-regs] [-full] [-py [only]] "
          "[-frame-arguments=MODE] "
          "[-entry-values=MODE] [-SETTING=VALUE ...] [N | -N]")
 
@@ -26,6 +26,8 @@ FILENAME_DISPLAY = ("relative", "basename", "absolute")
 #: ``verbose`` at this level (swk-bt -regs): -v's lines and, after each physical frame, how its
 #: caller's registers were found (format.register_lines).
 REGS = 2
+#: -py only: a thread's Python frames alone (BtOptions.py).
+PY_ONLY = "only"
 #: What a node of merged stacks is (-merge=BY): a function, or a function at a line.
 MERGE_BY = ("function", "line")
 
@@ -63,7 +65,7 @@ SETTINGS = {
 class BtOptions:
     __slots__ = ("json", "all", "compare", "verbose", "limit", "full", "frame_arguments", "entry_values",
                  "frame_info", "backtrace_limit", "values", "gdb", "unique", "collapse", "merge", "svg", "regs",
-                 "sources", "filename_display")
+                 "sources", "filename_display", "py")
 
     def __init__(self):
         self.json = self.all = self.compare = self.verbose = self.full = False
@@ -95,6 +97,8 @@ class BtOptions:
         #: a locals.format.ValueFormat (`print address`, `symbol`, `elements`, `repeats`,
         #: `output-radix`), None for GDB's defaults
         self.values = None
+        #: the Python frames of each thread among its native ones (pyframes.py); PY_ONLY: them alone
+        self.py = False
 
     def set(self, name, text):
         """Option ``name`` (a SETTINGS key) from its text; SwkError with one line if bad."""
@@ -121,12 +125,18 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
         setattr(opts, key, value)
     flags = {"-json": "json", "--json": "json", "-all": "all", "--all": "all",
              "-compare": "compare", "--compare": "compare", "-v": "verbose", "-verbose": "verbose",
-             "--verbose": "verbose", "-unique": "unique", "--unique": "unique", "-regs": "regs", "--regs": "regs"}
+             "--verbose": "verbose", "-unique": "unique", "--unique": "unique", "-regs": "regs", "--regs": "regs",
+             "-py": "py", "--py": "py"}
     if allow_full:
         flags.update({"-full": "full", "--full": "full"})
     if allow_gdb:
         flags.update({"-gdb": "gdb", "--gdb": "gdb"})
+    previous = None
     for arg in argv:
+        after, previous = previous, arg
+        if arg in ("-py=only", "--py=only") or (arg == PY_ONLY and after in ("-py", "--py")):
+            opts.py = PY_ONLY
+            continue
         if arg in flags:
             setattr(opts, flags[arg], True)
             continue
@@ -158,6 +168,7 @@ def parse_bt_args(argv, allow_full=False, defaults=None, allow_gdb=False):
     if opts.unique and opts.compare:
         raise SwkError("swk-bt: -compare and -unique cannot be combined")
     check_merge(opts, "swk-bt: ", "-")
+    check_py(opts, "swk-bt: ", "-")
     if opts.unique or opts.merge:
         opts.all = True
     if opts.regs:
@@ -177,3 +188,12 @@ def check_merge(opts, who, dash):
             raise SwkError(f"{who}{dash}merge and {dash}{name} cannot be combined")
     if opts.limit is not None:
         raise SwkError(f"{who}{dash}merge merges whole stacks: a frame count cannot be given")
+
+
+def check_py(opts, who, dash):
+    """One line for what Python frames (-py) do not go with yet."""
+    if not opts.py:
+        return
+    for name, on in (("unique", opts.unique), ("merge", opts.merge), ("compare", opts.compare)):
+        if on:
+            raise SwkError(f"{who}{dash}py and {dash}{name} cannot be combined")

@@ -23,11 +23,11 @@ LAYERS = [
     ("formats", ["elf", "dwarf"]),
     ("procstate", ["procstate"]),
     ("linux", ["linux"]),
-    ("services", ["unwind", "analysis", "symlookup", "locals", "jit"]),
+    ("services", ["unwind", "analysis", "symlookup", "locals", "jit", "interp"]),
     ("steppers", ["stepper", "steppergroup", "steppers"]),
     ("walker", ["walker"]),
     ("display", ["display", "format", "options", "lldbformat", "lldblines", "stream", "merge", "flamegraph",
-                 "sourcelines"]),
+                 "sourcelines", "pyframes"]),
     ("frontends", ["frontend"]),
     ("backends", ["backends", "cli", "__main__"]),   # the command line is the core back-end's front end
 ]
@@ -134,7 +134,7 @@ def test_backends_import_nothing_from_each_other():
 
 def test_formats_and_analysis_import_nothing_from_steppers():
     bad = [f"{rel}:{n.lineno}" for rel, _p, tree in modules()
-           if top_name(rel) in ("analysis", "dwarf", "elf", "unwind", "linux", "arch", "jit")
+           if top_name(rel) in ("analysis", "dwarf", "elf", "unwind", "linux", "arch", "jit", "interp")
            for n in imports(tree) if resolve(rel, n) in ("steppers", "stepper", "steppergroup", "walker")]
     assert not bad, bad
 

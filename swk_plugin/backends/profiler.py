@@ -9,6 +9,9 @@ by its library and the start the CFI gives it, liblzma.so.5+0x15b40), outermost 
 output is the functions most often on top (self) and on the stack (total), folded stacks for
 flamegraph.pl / speedscope / inferno (`--folded`), a flame graph drawn by swk (`--svg`), and
 what sampling cost the target: the share of the time its threads were stopped.
+With --py a Python process's stacks carry its Python functions too, after the evaluator
+frame that runs each (``Handler.parse (server.py)``); the interpreter's frames, which live on
+its heap, not on the copied stacks, are read before the threads go on.
 """
 import collections
 import os
@@ -18,6 +21,8 @@ import time
 
 from ..errors import SwkError
 from ..frame import FrameKind
+from ..interp.cpython import is_eval_function, python_stack
+from ..interp.merge import NATIVE, interleave
 from ..linux.maps import read_proc_maps
 from ..unwind.cfi import cfi_function_start
 from ..walker import Walker
@@ -88,6 +93,23 @@ def frame_label(frame):
     return f"0x{frame.ra:x}"
 
 
+def python_label(frame):
+    """A Python frame as a profile names it: its function and file, not its line (one row per
+    function, as native frames are)."""
+    return f"{frame.name or '??'} ({os.path.basename(frame.filename or '??')})"
+
+
+def stack_labels(walk, ps, py=False):
+    """The names of ``walk``'s frames, outermost first; ``py``: with the thread's Python
+    frames after the evaluator frame running each (interp.merge)."""
+    stack = python_stack(ps, walk.thread) if py and walk else None
+    if stack is None:
+        return [frame_label(f) for f in reversed(walk)]
+    items = interleave([is_eval_function(f.name) for f in walk], stack.groups, walk.complete)
+    return [frame_label(walk[item.index]) if item.kind == NATIVE else python_label(item.frame)
+            for item in reversed(items)]
+
+
 def _used(walk):
     """How many bytes of its stack above sp a walk read: to its outermost frame's sp, and
     a little past it for that frame's own saved registers."""
@@ -105,11 +127,12 @@ def thread_name(pid, tid):
         return f"thread-{tid}"
 
 
-def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None, adaptive=True):
+def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None, adaptive=True, py=False):
     """Sample process ``pid`` ``hz`` times a second for ``duration`` seconds: a Profile.
     ``progress(done_fraction, profile)`` is called after each sample.  ``adaptive``: each
     thread's stack copied as deep as its last walk needed (up to ``stack_bytes``), else
-    ``stack_bytes`` of it each time."""
+    ``stack_bytes`` of it each time.  ``py``: Python frames too (read while the threads are
+    stopped)."""
     if hz <= 0 or duration <= 0:
         raise SwkError("swk: --hz and --duration must be positive")
     prof = Profile(pid)
@@ -137,10 +160,13 @@ def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None
             t0 = time.perf_counter()
             tracer.stop()
             tracer.capture(copy_size if adaptive else stack_bytes, regions, notes=False)
+            ps.invalidate()
+            if py:                      # the interpreter's frames as they are now, kept for the walks
+                for tid in ps.get_thread_ids():
+                    python_stack(ps, tid)
             tracer.resume()
             prof.pauses.append(time.perf_counter() - t0)
             prof.samples += 1
-            ps.invalidate()
             for tid in ps.get_thread_ids():
                 snap = tracer.threads[tid]
                 if snap.pause is not None:
@@ -158,7 +184,7 @@ def sample(pid, duration, hz, stack_bytes=1 << 20, frame_cap=None, progress=None
                     copies[tid] = need
                     prof.copied.append(snap.stack and len(snap.stack))
                 label = names.get(tid) or names.setdefault(tid, thread_name(pid, tid))
-                prof.add((label, *(frame_label(f) for f in reversed(walk))))
+                prof.add((label, *stack_labels(walk, ps, py)))
             if progress is not None:
                 progress(min(1.0, (time.perf_counter() - start) / duration), prof)
             k += 1
@@ -207,7 +233,7 @@ def report(prof, top_n=20):
 def cmd_profile(args, out):
     adaptive = args.stack_bytes is None
     prof = sample(args.pid, args.duration, args.hz, args.stack_bytes or 1 << 20, args.frame_cap, _bar(sys.stderr),
-                  adaptive=adaptive)
+                  adaptive=adaptive, py=getattr(args, "py", False))
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     if args.folded:

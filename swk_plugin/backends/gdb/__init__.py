@@ -15,13 +15,14 @@ def install():
     global _installed
     if _installed:
         return False
-    from . import commands, jitnames, prewarm, procstate, session, unwinder
+    from . import commands, jitnames, prewarm, procstate, pyframes, session, unwinder
     commands.register()
     session.connect_events()
     prewarm.install()
     procstate.TARGET.refresh()   # a core loaded before swk was sourced
     unwinder.install(session.SESSION)
     jitnames.install()
+    pyframes.install()
     gdb_invalidate()
     _installed = True
     return True

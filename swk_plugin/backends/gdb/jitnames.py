@@ -6,6 +6,7 @@ from gdb.FrameDecorator import FrameDecorator
 
 from ...errors import SwkError
 from ...jit.symbols import JitSymbol
+from .filters import SwkFrameFilter
 from .session import SESSION
 
 #: The filter's name in `info frame-filter`.
@@ -42,30 +43,16 @@ class SignalFrameDecorator(FrameDecorator):
         return None
 
 
-class JitNameFilter:
-    """Registered in gdb.frame_filters: decorates every frame of a bt.  Enabled only while the
-    inferior has a perf map or a jitdump (any frame filter makes GDB print every frame its
-    Python way)."""
+class JitNameFilter(SwkFrameFilter):
+    """Registered in gdb.frame_filters: decorates every frame of a bt.  Active only while the
+    inferior has a perf map or a jitdump."""
+    name = NAME
+    priority = 0          # after any other filter: only frames still without a name
 
-    def __init__(self):
-        self.name = NAME
-        self.priority = 0          # after any other filter: only frames still without a name
-        self._enabled = True
-
-    @property
-    def enabled(self):
-        if not self._enabled:
-            return False
-        try:
-            walker = SESSION.walker_for(gdb.selected_inferior())
-            jit, ps = walker.symbol_lookup.jit, walker.process_state
-            return jit.current_perf_map(ps) is not None or jit.current_jitdump(ps) is not None
-        except (gdb.error, SwkError, RuntimeError, AttributeError):
-            return False
-
-    @enabled.setter
-    def enabled(self, value):      # `disable frame-filter global swk-jit-names`
-        self._enabled = bool(value)
+    def active(self):
+        walker = SESSION.walker_for(gdb.selected_inferior())
+        jit, ps = walker.symbol_lookup.jit, walker.process_state
+        return jit.current_perf_map(ps) is not None or jit.current_jitdump(ps) is not None
 
     def filter(self, frames):
         newer = None                # the type of the frame before this one
