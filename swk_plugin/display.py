@@ -11,8 +11,7 @@ from .locals.entry import parameter_entry_value
 from .locals.locations import ENTRY_NESTING
 from .locals.plans import BOOL, FUNC_PTR, POINTERS, PTR_AGGREGATE
 from .unwind.apply import frame_cfa
-from .locals.frames import (LazyEntryRegs, LevelRegisters, call_levels, entry_regs, frame_reading, frame_scopes,
-                            level_of, register_view)
+from .locals.frames import FrameVariables, call_levels, entry_regs, frame_scopes, level_of
 
 INLINE = "inline"
 
@@ -106,9 +105,10 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
     except Exception:
         return None
     libraries, symbolize = vars_context(walk, ps)
-    entry = LazyEntryRegs(walk, shown.index, shown.outermost)
+    # the frame's registers, CFA and entry values, each made when a value first needs it
+    frame_vars = FrameVariables.of_level(walk, shown.index, libraries=libraries, outermost=shown.outermost)
+    entry = frame_vars.entry_regs
     reg_size = ps.arch.reg_size
-    level = shown.index
 
     mask = (1 << (8 * ps.arch.ptr_size)) - 1
     printer = getattr(frame.walker, "value_printer", None)
@@ -117,22 +117,6 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
     if printer is not None:
         scopes = frame_scopes(frame)
         scope_depth = scopes.index(shown.scope) if shown.scope in scopes else 0
-
-    reading = frame_reading(walk, level, frame, libraries=libraries, entry=entry, with_regs=False)
-    cfa = reading["cfa"]
-    regs_seen = []
-
-    def view():
-        if not regs_seen:
-            regs_seen.append(register_view(walk, level))
-        return regs_seen[0]
-
-    own = []
-
-    def own_view():     # the frame's registers, the view made only if one is not its own
-        if not own:
-            own.append(regs_seen[0] if regs_seen else LevelRegisters(walk, level))
-        return own[0]
 
     def debuggers(var, vv, summary):
         """The debugger's own text for a value its printers take (GDB's pretty-printers,
@@ -152,18 +136,18 @@ def variables(shown, walk, summary_args=False, args_only=False, fmt=None, value_
         if value_text is not None:
             vv = None
             try:
-                vv = read_variable(var, regs=view(), **reading)
+                vv = read_variable(var, frame_vars)
             except Exception:
                 pass
             return {"name": var.name, "type": None, "value": value_text(vv, ps.read_memory)}
         if plan is not None and fmt is None and not (pointers and plan[3] == PTR_AGGREGATE):
-            fast = _fast_int(plan, var, tname, own_view(), cfa, mask, ps, reg_size, entry, symbolize)
+            fast = _fast_int(plan, var, tname, frame_vars, mask, ps, symbolize)
             if fast is not None:
                 return fast
         tname = None
         vv = None
         try:
-            vv = read_variable(var, regs=view(), **reading)
+            vv = read_variable(var, frame_vars)
             value = format_value(vv, ps.read_memory, symbolize=symbolize, summary=summary, fmt=fmt)
             tname = type_name(vv.type)
         except Exception as exc:
@@ -365,12 +349,15 @@ def _line_plan(module, scope, addr, arch):
     return tuple(out)
 
 
-def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=None):
+def _fast_int(plan, var, tname, frame_vars, mask, ps, symbolize=None):
     """A plain integer's, bool's or pointer's line entry from its plan (plans.var_plans), as
     the general path would print it, or None where that path must say more (a register the
-    walk did not recover, unreadable memory, an entry value in bytes)."""
+    walk did not recover, unreadable memory, an entry value in bytes).  ``frame_vars``: the
+    frame's FrameVariables."""
     where, loc, size, vkind, entry_reg = plan
+    entry, reg_size = frame_vars.entry_regs, frame_vars.reg_size
     if where == "cfa":
+        cfa = frame_vars.cfa
         if cfa is None:
             return None
         try:
@@ -381,7 +368,7 @@ def _fast_int(plan, var, tname, regs, cfa, mask, ps, reg_size, entry, symbolize=
     elif where == "const":
         v = loc
     else:                                     # a register, or its value on entry (x=x@entry=V)
-        v = (entry.get(loc) if entry else None) if where == "entry" else regs.get(loc)
+        v = (entry.get(loc) if entry else None) if where == "entry" else frame_vars.regs.get(loc)
         if v is None and where == "entry" and loc not in getattr(entry, "errors", {}):
             # no call site says what it was: nor does GDB
             return {"name": var.name, "type": tname, "value": "<optimized out>", "lost": True}

@@ -11,8 +11,9 @@ from itertools import islice
 from .cache import collector_paused
 from .errors import MemoryReadError, SwkError
 from .frame import Frame, FrameKind, Location
-from .locals import function_at as dwarf_function_at, frame_variables as dwarf_frame_variables, read_variable
-from .locals.frames import frame_reading, frame_scopes, level_of
+from .locals import (FrameVariables, function_at as dwarf_function_at, frame_variables as dwarf_frame_variables,
+                     read_variable)
+from .locals.frames import frame_scopes, level_of
 from .stepper import Gcf, Note
 from .steppergroup import StepperGroup
 from .steppers import default_steppers as make_default_steppers
@@ -444,7 +445,7 @@ class Walker:
         if in_scope is not None and not in_scope(addr):
             return Glvv.EOUTOFSCOPE, None
         try:
-            vv = read_variable(variable, **frame_reading(walk, level_of(walk, frame_index), frame))
+            vv = read_variable(variable, FrameVariables.of_level(walk, level_of(walk, frame_index)))
         except Exception:
             return Glvv.EUNKNOWN, None
         if vv.data is None or vv.optimized_out or vv.unavailable or vv.error or getattr(vv, "opt_mask", None):

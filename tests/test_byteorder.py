@@ -669,12 +669,11 @@ for gi in range(len(groups) - 2, -1, -1):
         continue
     sc = L.scopes_at(MOD, P["lookup"] - BIAS)
     if sc:
-        entries[gi] = L.call_site_entry_regs(MOD, Q["pc"] - BIAS, regs=Q["regs"], cfa=Q["cfa"],
-                                             read_mem=PS.read_memory, bias=BIAS,
-                                             callee_entry=sc[-1].function.entry_pc, callee_module=MOD,
-                                             callee_bias=BIAS, caller_entry_regs=entries[gi + 1],
-                                             reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size,
-                                             byteorder=ARCH.byteorder)
+        caller = L.FrameVariables(Q["lookup"] - BIAS, Q["regs"], Q["cfa"], PS.read_memory, BIAS,
+                                  entry_regs=entries[gi + 1], reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size,
+                                  byteorder=ARCH.byteorder)
+        entries[gi] = L.call_site_entry_regs(MOD, caller, callee_entry=sc[-1].function.entry_pc,
+                                             callee_module=MOD, callee_bias=BIAS)
 results, problems, pointers = [], [], []
 for gi, g in enumerate(groups):
     P = phys[gi]
@@ -696,10 +695,10 @@ for gi, g in enumerate(groups):
         for kind, vs, theirs in (("args", args, r["args"]), ("locals", locs, r["locals"])):
             mine = []
             for v in vs:
-                vv = L.read_variable(v, addr=addr, regs=P["regs"], cfa=P["cfa"], read_mem=PS.read_memory,
-                                     bias=BIAS, entry_regs=entries[gi], libraries=[(MOD, BIAS)],
-                                     reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size,
-                                     register_value=ARCH.register_value, byteorder=ARCH.byteorder)
+                vv = L.read_variable(v, L.FrameVariables(
+                    addr, P["regs"], P["cfa"], PS.read_memory, BIAS, entry_regs=entries[gi],
+                    libraries=[(MOD, BIAS)], reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size,
+                    register_value=ARCH.register_value, byteorder=ARCH.byteorder))
                 mine.append(dict(text="%s = %s" % (v.name, L.format_value(vv, PS.read_memory, symbolize=SYM)),
                                  reason=vv.reason or "", regs=sorted(vv.regs_used)))
                 st = strip_typedefs(vv.type)

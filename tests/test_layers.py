@@ -530,3 +530,49 @@ def test_expression_errors_are_told_apart_by_class():
                         "startswith", "endswith", "find", "index", "split", "rsplit") and is_text(node.func.value):
                     bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:70]}")
     assert not bad, "\n".join(bad)
+
+
+#: The one function of swk_plugin/locals/ that reaches a frame's Walker (and through it the
+#: process state): every other path from a walk to its frames' variables goes through it.
+WALKER_READER = ("locals/frames.py", "walker_of")
+
+
+def test_locals_reach_the_walker_in_one_place():
+    """Issue 24: the locals engine reaches the walk's process state in one place
+    (frames.walker_of, which FrameVariables.of_level uses), not through ``frame.walker``
+    read wherever a value needs memory or the architecture."""
+    bad = []
+    for rel, _path, tree in modules():
+        if not rel.startswith("locals/"):
+            continue
+        allowed = set()
+        if rel == WALKER_READER[0]:
+            fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == WALKER_READER[1]]
+            assert len(fns) == 1, f"{rel} has no {WALKER_READER[1]}()"
+            allowed = {id(n) for n in ast.walk(fns[0])}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "walker" and id(node) not in allowed:
+                bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
+    assert not bad, "\n".join(bad)
+
+
+def test_read_variable_takes_a_frame_variables():
+    """Issue 24: a variable's value is read from one FrameVariables (what it needs from its
+    frame), not from a dozen keywords each caller spreads again: read_variable takes
+    (var, frame_vars) and nothing else, and every call gives it those two (FrameCtx too)."""
+    tree = ast.parse((PKG / "locals" / "locations.py").read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "read_variable")
+    a = fn.args
+    assert [p.arg for p in a.posonlyargs + a.args] == ["var", "frame_vars"], ast.unparse(a)
+    assert not (a.kwonlyargs or a.vararg or a.kwarg or a.defaults), ast.unparse(a)
+    bad = []
+    for rel, _path, tree in modules():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "read_variable"
+                                                or getattr(node.func, "attr", None) == "read_variable")
+                    and (len(node.args) != 2 or node.keywords)):
+                bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:70]}")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "FrameCtx" and (
+                    len(node.args) != 2 or node.keywords):
+                bad.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:70]} (FrameCtx(var, frame_vars))")
+    assert not bad, "\n".join(bad)

@@ -473,11 +473,10 @@ for mode in ("gdb", "walk"):
         sc = L.scopes_at(mod, P["lookup"] - bias)
         if not sc:
             continue
-        entries[gi] = L.call_site_entry_regs(cmod, C["pc"] - cbias, regs=C["regs"], cfa=C["cfa"],
-                                             read_mem=read_mem, bias=cbias,
-                                             callee_entry=sc[-1].function.entry_pc, callee_module=mod,
-                                             callee_bias=bias, caller_entry_regs=entries[gi + 1],
-                                             reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size)
+        caller = L.FrameVariables(C["lookup"] - cbias, C["regs"], C["cfa"], read_mem, cbias,
+                                  entry_regs=entries[gi + 1], reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size)
+        entries[gi] = L.call_site_entry_regs(cmod, caller, callee_entry=sc[-1].function.entry_pc,
+                                             callee_module=mod, callee_bias=bias)
     for gi, g in enumerate(groups):
         P = phys[gi]
         mod, bias = module_for(P["pc"])
@@ -514,9 +513,9 @@ for mode in ("gdb", "walk"):
                                           ("locals", locs, r["locals"], "No locals.")):
                 mine = []
                 for v in vs:
-                    vv = L.read_variable(v, addr=addr, regs=P["regs"], cfa=P["cfa"], read_mem=read_mem,
-                                         bias=bias, entry_regs=entry, libraries=list(MODS.values()),
-                                         reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size)
+                    vv = L.read_variable(v, L.FrameVariables(addr, P["regs"], P["cfa"], read_mem, bias,
+                                                             entry_regs=entry, libraries=list(MODS.values()),
+                                                             reg_size=ARCH.reg_size, ptr_size=ARCH.ptr_size))
                     mine.append(("%s = %s" % (v.name, L.format_value(vv, read_mem, symbolize=SYM)), vv))
                     if mode == "gdb" and names.count(v.name) == 1 and v.tag != 0x0a:   # not labels
                         whatis_checks.append((r["level"], v.name, L.type_name(vv.type)))

@@ -320,7 +320,7 @@ def test_fast_paths_equal_the_general_ones(progs, b, m):
     from swk_plugin.display import line_args_text, shown_frames, variables
     from swk_plugin.format import _args_text
     from swk_plugin.locals.entry import call_site_entry_regs
-    from swk_plugin.locals.frames import LevelRegisters, call_levels, entry_regs
+    from swk_plugin.locals.frames import FrameVariables, LevelRegisters, call_levels, entry_regs
     from swk_plugin.locals.scopes import function_at
     from swk_plugin.walker import Walker
     build, mode = _case(b, m)
@@ -360,11 +360,11 @@ def test_fast_paths_equal_the_general_ones(progs, b, m):
                     or lib is None or lib.module is None):
                 continue
             fn = function_at(lib.module, callee.lookup_pc - lib.base)
-            general = call_site_entry_regs(
-                clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=caller.cfa,
-                read_mem=ps.read_memory, bias=clib.base, callee_entry=fn.entry_pc if fn else None,
-                callee_module=lib.module, callee_bias=lib.base, caller_entry_regs=entry_regs(walk, i + 1),
-                ptr_size=ps.arch.ptr_size, reg_size=ps.arch.reg_size)
+            at_call = FrameVariables(caller.ra - 1 - clib.base, LevelRegisters(walk, i + 1), caller.cfa,
+                                     ps.read_memory, clib.base, entry_regs=entry_regs(walk, i + 1),
+                                     ptr_size=ps.arch.ptr_size, reg_size=ps.arch.reg_size)
+            general = call_site_entry_regs(clib.module, at_call, callee_entry=fn.entry_pc if fn else None,
+                                           callee_module=lib.module, callee_bias=lib.base)
             fast = entry_regs(walk, i)
             assert dict(fast) == dict(general), f"thread {tid} level {i}: {dict(fast)} != {dict(general)}"
             assert set(getattr(fast, "from_fbreg", ())) == set(general.from_fbreg)

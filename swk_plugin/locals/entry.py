@@ -173,7 +173,7 @@ def _target_matches(tgt, ctx, caller_module, caller_bias, callee_module, callee_
     except Exception:
         return False
     if r.kind == "register":
-        got = ctx.regs.get(r.value)
+        got = ctx.frame.regs.get(r.value)
     elif r.kind in ("memory", "value"):
         got = r.value
     else:
@@ -271,23 +271,23 @@ class OpenEntryRegs(EntryRegs):
         self.depth = self._Every(ENTRY_NESTING)
 
 
-def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias, callee_entry=None,
-                         callee_module=None, callee_bias=None, caller_entry_regs=None, ptr_size=8,
-                         reg_size=None, byteorder="little"):
+def call_site_entry_regs(caller_module, caller, *, callee_entry=None, callee_module=None, callee_bias=None):
     """{DWARF regno: value} a callee's parameters had on entry, from the caller's
-    DW_TAG_call_site at return address ``caller_ra`` (unbiased, in ``caller_module``
-    loaded at ``bias``): each DW_TAG_call_site_parameter whose DW_AT_location is a
-    register and whose DW_AT_call_value can be computed from the caller's recovered
-    ``regs``/``cfa`` (and ``caller_entry_regs``, the caller's own entry values, for
-    values passed through).  Pass the result as ``entry_regs`` to read_variable in the
-    callee -- what GDB does for DW_OP_entry_value.  With ``callee_entry`` (unbiased in
-    ``callee_module``, loaded at ``callee_bias``; default: the caller's) the call site
-    must be known to call that function and it must not reach itself by tail calls,
-    as GDB checks; otherwise nothing is returned.  ``byteorder``: the target's."""
+    DW_TAG_call_site: one per DW_TAG_call_site_parameter whose DW_AT_location is a register
+    and whose DW_AT_call_value can be computed in the caller's frame.  ``caller`` is that
+    frame at the call (a frames.FrameVariables in ``caller_module``: its ``addr`` is the
+    call's return address - 1, unbiased, as a caller frame's lookup pc is; its recovered
+    registers and CFA, and its own entry values for values passed through, are what the
+    values are computed from).  The result is the callee's FrameVariables.entry_regs --
+    what GDB does for DW_OP_entry_value.  With ``callee_entry`` (unbiased in
+    ``callee_module``, loaded at ``callee_bias``; default: the caller's) the call site must
+    be known to call that function and it must not reach itself by tail calls, as GDB
+    checks; otherwise nothing is returned."""
     out = EntryRegs()
     eng = engine_for(caller_module)
     if eng is None:
         return out
+    caller_ra, bias, regs = caller.addr + 1, caller.bias, caller.regs
     cmod = callee_module if callee_module is not None else caller_module
     cbias = callee_bias if callee_bias is not None else (bias if cmod is caller_module else 0)
     plan = _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias)
@@ -296,12 +296,12 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
     scope, dyn_target, params, datas = plan
     ctx = None
     if dyn_target is not None:      # an indirect call: its target is computed in the caller's frame
-        ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                       caller_entry_regs, reg_size, byteorder=byteorder)
+        ctx = FrameCtx(_CallSiteScope(scope), caller)
         if not _target_matches(dyn_target, ctx, caller_module, bias, cmod, callee_entry, cbias):
             return out
+    caller_entry_regs = caller.entry_regs
     from_fbreg = getattr(caller_entry_regs, "from_fbreg", None) or set()
-    mask = (1 << (8 * ptr_size)) - 1
+    mask = (1 << (8 * caller.ptr_size)) - 1
     for r, code, cu, fast, has_fbreg in params:
         if fast is not None:
             if fast[0] == "const":
@@ -317,8 +317,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
                     out.from_fbreg.add(r)
                 continue
         if ctx is None:
-            ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                           caller_entry_regs, reg_size, byteorder=byteorder)
+            ctx = FrameCtx(_CallSiteScope(scope), caller)
         ctx.used_entry = set()
         try:
             res = ctx.evaluate(code, cu)
@@ -348,8 +347,7 @@ def call_site_entry_regs(caller_module, caller_ra, *, regs, cfa, read_mem, bias,
             out.from_fbreg.add(r)
     for r, code, cu in datas:                 # what a reference parameter's object held
         if ctx is None:
-            ctx = FrameCtx(_CallSiteScope(scope), caller_ra - 1, regs, cfa, read_mem, bias, ptr_size,
-                           caller_entry_regs, reg_size, byteorder=byteorder)
+            ctx = FrameCtx(_CallSiteScope(scope), caller)
         try:
             res = ctx.evaluate(code, cu)
         except (OptimizedOut, MemError, ExprError, SwkError):

@@ -1,8 +1,10 @@
 """Locals at the level of a walk's frames: the scopes at a frame's pc, the entry values of
-its parameters (from its caller's call site), and per-address variable plans.
+its parameters (from its caller's call site), and what a variable's value needs from its
+frame (FrameVariables: the one way from a frame to its variables).
 
 Frames are used through their attributes only (library, lookup_pc, regs, cfa,
-kind): this sits below the walker, which offers these through its spec API.
+kind), and the process state through the walk (walker_of): this sits below the
+walker, which offers these through its spec API.
 What is worked out for one walk is kept in the walk's ``derived`` store
 (lives one stop, with the walk); what depends only on DWARF (plans.py), in the
 module's cache.
@@ -84,10 +86,10 @@ class _Levels:
             frame = walk[i]
             if i:
                 if self.memo is None:
-                    ps = frame.walker.process_state
+                    ps = walker_of(walk).process_state
                     self.libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()]
                     self.memo = ps.library_cache.memo("tail-chains")
-                tails = _tail_frames(walk[i - 1], frame, self.libraries, self.memo)
+                tails = _tail_frames(walk, walk[i - 1], frame, self.libraries, self.memo)
                 if tails:
                     levels.extend(tails)
             physical.append(len(levels))
@@ -197,13 +199,13 @@ def register_view(walk, level):
     bisect.insort(made, level)
     if start is None:
         frame = levels[0]
-        regs, source, start = dict(frame.regs), _thread_fp_source(frame.walker.process_state, frame.thread), 0
+        regs, source, start = dict(frame.regs), _thread_fp_source(walker_of(walk).process_state, frame.thread), 0
         lost = frozenset()
     else:
         regs, source, lost = dict(views[start]), views[start].fp_source, views[start].lost
     for k in range(start + 1, level + 1):
         if levels[k - 1].kind == FrameKind.SIGNAL:
-            source = _signal_fp_source(levels[k].walker.process_state, levels[k - 1])
+            source = _signal_fp_source(walker_of(walk).process_state, levels[k - 1])
         own = levels[k].regs
         regs.update(own)
         if lost:
@@ -256,24 +258,74 @@ class LevelRegisters:
         return True
 
 
-def frame_reading(walk, level, frame, libraries=None, entry=None, with_regs=True):
-    """The keywords locations.read_variable takes for a variable of ``frame`` (call level
-    ``level`` of ``walk``), made in this one place: its unbiased pc, the registers GDB sees there
-    (register_view; left out without ``with_regs``, for a caller that makes them when first
-    needed), its CFA, the target's memory, the library's bias, its entry values (``entry``, else
-    entry_regs), the process's libraries, register sizes and conversion, its thread-local block,
-    the target's byte order."""
-    ps = frame.walker.process_state
-    lib = frame.library
-    kw = dict(addr=frame.lookup_pc - lib.base, cfa=frame_cfa(frame, ps), read_mem=ps.read_memory,
-              bias=lib.base, ptr_size=ps.arch.ptr_size,
-              entry_regs=entry if entry is not None else entry_regs(walk, level),
-              libraries=libraries if libraries is not None else ps.library_state.get_libraries(),
-              reg_size=ps.arch.reg_size, register_value=ps.arch.register_value,
-              tls_base=lambda: tls_block(ps, lib, frame.thread), byteorder=ps.arch.byteorder)
-    if with_regs:
-        kw["regs"] = register_view(walk, level)
-    return kw
+def walker_of(walk):
+    """The Walker of a walk's frames (every frame of a walk has the same): the one place the
+    locals reach the walk's process state (its memory, architecture, libraries, threads)."""
+    return walk[0].walker
+
+
+class FrameVariables:
+    """Everything a variable's value needs from its frame (locations.read_variable): the
+    unbiased pc its location lists are matched at (``addr``), the registers there (``regs``:
+    a missing one makes a value optimized out, never a guess), the CFA, the target's memory,
+    the library's load bias, the architecture's facts (pointer and register sizes, its
+    conversion of a register's bytes, byte order), the parameters' entry values, the
+    process's libraries (<symbol>s of pointers, C++ static members) and a callable giving
+    the frame's thread-local block.  of_level makes one for a level of a walk, as GDB sees
+    that frame; the constructor takes the values themselves (a call site read in its
+    caller, a hand-made frame)."""
+    __slots__ = ("addr", "regs", "read_mem", "bias", "ptr_size", "reg_size", "register_value", "byteorder",
+                 "entry_regs", "libraries", "tls_base", "_cfa", "_cfa_of")
+
+    def __init__(self, addr, regs, cfa, read_mem, bias, *, ptr_size=8, entry_regs=None, libraries=None,
+                 reg_size=None, register_value=None, tls_base=None, byteorder="little"):
+        self.addr = addr
+        self.regs = regs if regs is not None else {}
+        self._cfa, self._cfa_of = cfa, None
+        self.read_mem = read_mem
+        self.bias = bias or 0
+        self.ptr_size = ptr_size
+        #: bytes of a register by DWARF number (the architecture's); pointer-sized if unknown
+        self.reg_size = reg_size or (lambda _r, n=ptr_size: n)
+        #: the architecture's register_value: a float held in an x87 register is converted
+        self.register_value = register_value
+        #: the target's byte order: of memory, of registers as bytes, of the values read
+        self.byteorder = byteorder
+        #: {DWARF regno: value on entry} for DW_OP_entry_value (call_site_entry_regs); None:
+        #: such values are optimized out
+        self.entry_regs = entry_regs
+        #: the process's (module, bias) pairs or Library objects; None: the frame's module's only
+        self.libraries = libraries
+        #: () -> the frame's module's TLS block in its thread (asked for a thread-local only)
+        self.tls_base = tls_base
+
+    @classmethod
+    def of_level(cls, walk, level, libraries=None, outermost=None):
+        """The frame at ``level`` (of call_levels) of ``walk``: its lookup pc, the registers
+        GDB sees there (LevelRegisters: the register view only for registers the frame did
+        not recover itself), its CFA and its parameters' entry values worked out when first
+        asked for (entry_regs is costly, and most frames never ask).  ``libraries``: the
+        process's, when the caller has them (a walk's frames share one list); ``outermost``:
+        the last level a backtrace shows when it stops short (its frame has no caller)."""
+        frame = level_frame(walk, level)
+        ps = walker_of(walk).process_state
+        arch = ps.arch
+        lib = frame.library
+        made = cls(frame.lookup_pc - lib.base, LevelRegisters(walk, level), None, ps.read_memory, lib.base,
+                   ptr_size=arch.ptr_size, entry_regs=LazyEntryRegs(walk, level, outermost),
+                   libraries=libraries if libraries is not None else ps.library_state.get_libraries(),
+                   reg_size=arch.reg_size, register_value=arch.register_value,
+                   tls_base=lambda: tls_block(ps, lib, frame.thread), byteorder=arch.byteorder)
+        made._cfa_of = (frame, ps)
+        return made
+
+    @property
+    def cfa(self):
+        """The frame's CFA, None if unknown (of_level's: worked out when first asked for)."""
+        if self._cfa_of is not None:
+            frame, ps = self._cfa_of
+            self._cfa, self._cfa_of = frame_cfa(frame, ps), None
+        return self._cfa
 
 
 def level_of(walk, index):
@@ -282,8 +334,8 @@ def level_of(walk, index):
     return walk.derived["levels"].physical[index]
 
 
-def _tail_frames(callee, caller, libraries, memo):
-    """The tail-call frames between ``callee`` and ``caller``, innermost first: only where
+def _tail_frames(walk, callee, caller, libraries, memo):
+    """The tail-call frames between ``callee`` and ``caller`` (of ``walk``), innermost first: only where
     GDB looks for them, below a caller that called (not one a signal interrupted) and
     above a callee its CFI unwinds.  ``memo``: (callee pc, caller's return address) ->
     the sites' pcs, what DWARF and CFI say of the pair (it holds while the libraries
@@ -296,11 +348,12 @@ def _tail_frames(callee, caller, libraries, memo):
         lib, clib = callee.library, caller.library
         if lib is None or lib.module is None or clib is None or clib.module is None:
             return ()
-        pcs = memo.put(key, _tail_site_pcs(callee, lib, clib, caller.ra, libraries))
+        pcs = memo.put(key, _tail_site_pcs(walk, callee, lib, clib, caller.ra, libraries))
     if not pcs:
         return ()
     out = []
-    arch = callee.walker.process_state.arch
+    walker = walker_of(walk)
+    arch = walker.process_state.arch
     # Every function of the chain jumped with the stack as it found it on entry: each
     # tail-call frame has the physical callee's CFA; GDB gives it that as its sp, too.
     cfa = callee.cfa
@@ -309,7 +362,7 @@ def _tail_frames(callee, caller, libraries, memo):
         regs = dict(caller.regs)
         regs[arch.pc] = pc
         regs[arch.sp] = sp
-        tail = Frame(pc, sp, caller.fp, callee.walker, regs, thread=caller.thread, copy=False)
+        tail = Frame(pc, sp, caller.fp, walker, regs, thread=caller.thread, copy=False)
         tail.kind = FrameKind.TAILCALL
         tail.trust = "tailcall"
         tail.cfa = cfa
@@ -317,7 +370,7 @@ def _tail_frames(callee, caller, libraries, memo):
     return out
 
 
-def _tail_site_pcs(callee, lib, clib, caller_ra, libraries):
+def _tail_site_pcs(walk, callee, lib, clib, caller_ra, libraries):
     """The absolute pcs of the tail-call sites between a callee (its frame) and the call
     site at ``caller_ra``, innermost first; () when there are none."""
     pc = callee.lookup_pc - lib.base
@@ -330,7 +383,7 @@ def _tail_site_pcs(callee, lib, clib, caller_ra, libraries):
     if fn is not None:
         entry = fn.entry_pc + lib.base
     else:
-        bounds = symbol_function_at(callee.walker.process_state, callee.lookup_pc)
+        bounds = symbol_function_at(walker_of(walk).process_state, callee.lookup_pc)
         if bounds is None:
             return ()
         entry = bounds[0]
@@ -404,12 +457,13 @@ def entry_regs(walk, level, outermost=None):
         # the last frame of a part of a deep walk whose callers come later (stream.py): a
         # chain of entry values reaching it is longer than GDB follows
         memo[j] = OpenEntryRegs() if walk.derived.get("open-end") and j == len(levels) - 1 else {}
-    ps = walk[0].walker.process_state
+    ps = walker_of(walk).process_state
+    arch = ps.arch
     entries = ps.library_cache.memo("callee-entries")
     # (callee pc, caller's return address) -> site_fast_values: a deep recursion's frames
     # repeat a few call sites, and most give constants or a caller's register plus an offset
     fast_sites = ps.library_cache.memo("entry-fast-sites")
-    mask = (1 << (8 * ps.arch.ptr_size)) - 1
+    mask = (1 << (8 * arch.ptr_size)) - 1
     for i in reversed(todo):
         callee, caller = levels[i], levels[i + 1]
         regs = {}
@@ -442,12 +496,14 @@ def entry_regs(walk, level, outermost=None):
                 and lib.module is not None):
             try:
                 entry = _callee_entry(callee, lib, entries)
-                regs = call_site_entry_regs(
-                    clib.module, caller.ra - clib.base, regs=LevelRegisters(walk, i + 1), cfa=frame_cfa(caller, ps),
-                    read_mem=ps.read_memory, bias=clib.base,
-                    callee_entry=entry, callee_module=lib.module,
-                    callee_bias=lib.base, caller_entry_regs=memo.get(i + 1), ptr_size=ps.arch.ptr_size,
-                    reg_size=ps.arch.reg_size, byteorder=ps.arch.byteorder)
+                # the call site's values are the caller's: read in its frame at the call, with
+                # its own entry values (made first: outermost frames come first)
+                at_call = FrameVariables(caller.ra - 1 - clib.base, LevelRegisters(walk, i + 1),
+                                         frame_cfa(caller, ps), ps.read_memory, clib.base, ptr_size=arch.ptr_size,
+                                         entry_regs=memo.get(i + 1), reg_size=arch.reg_size,
+                                         byteorder=arch.byteorder)
+                regs = call_site_entry_regs(clib.module, at_call, callee_entry=entry, callee_module=lib.module,
+                                            callee_bias=lib.base)
             except Exception:
                 regs = {}
         memo[i] = regs

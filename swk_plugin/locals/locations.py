@@ -1,11 +1,12 @@
 """Reading a variable's value in a frame: DW_AT_location (expression or location list),
 DW_AT_const_value, frame bases, pieces, entry values and call-site parameters.
 
-The rule that matters most: a value is only ever built from registers the walk really
-recovered.  A register missing from ``regs`` makes the variable optimized out, never
-a guess.  Addresses in DWARF (DW_OP_addr, location-list ranges) are the module's own;
-``bias`` turns DW_OP_addr/addrx operands into target addresses, while location lists
-are matched against the unbiased ``addr`` the caller passes.
+What a value needs from its frame comes in one object, a frames.FrameVariables.  The rule
+that matters most: a value is only ever built from registers the walk really recovered.  A
+register missing from its ``regs`` makes the variable optimized out, never a guess.
+Addresses in DWARF (DW_OP_addr, location-list ranges) are the module's own; its ``bias``
+turns DW_OP_addr/addrx operands into target addresses, while location lists are matched
+against its unbiased ``addr``.
 """
 from ..dwarf.encoding import sleb128, uleb128
 from ..dwarf.expr import (BaseType, EntryValueUnavailable, ExprError, ExprResult, LoopDetected, RegisterUnavailable,
@@ -115,37 +116,26 @@ class RegisterLost(OptimizedOut):
 
 
 class FrameCtx:
-    def __init__(self, var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size=None,
-                 register_value=None, tls_base=None, byteorder="little"):
+    """One variable read in one frame: the frame (a frames.FrameVariables), the variable's
+    scope and DWARF, and what the reading used (registers, entry values); the hooks the
+    evaluator is given."""
+
+    def __init__(self, var, frame):
         self.var = var
         self.scope = var.scope
         self.fn = var.scope.function
         self.eng = self.fn.engine
         self.d = self.eng.d
-        self.addr = addr
-        self.regs = regs or {}
-        self.cfa = cfa
-        self.read_mem = read_mem
-        self.bias = bias or 0
-        self.ptr_size = ptr_size
-        #: The target's byte order (memory, registers as bytes, the values made here).
-        self.order = byteorder
-        #: Bytes of a register by DWARF number (the architecture's); pointer-sized if unknown.
-        self.reg_size = reg_size or (lambda _r, n=ptr_size: n)
-        #: The architecture's register_value: a float held in an x87 register is converted.
-        self.register_value = register_value
-        #: The frame's module's TLS block in the frame's thread (a callable: worked out
-        #: only for a thread-local variable).
-        self.tls_base = tls_base
-        self.entry_regs = entry_regs
+        self.frame = frame
         self.used_entry = set()
         self.used_regs = set()
+        #: the process's libraries as (module, bias) pairs, and GDB's <symbol> printer over them
         self.libraries = []
         self.symbolize = None
         self._fb = None
 
     def _missing(self, r):
-        is_lost = getattr(self.regs, "is_lost", None)
+        is_lost = getattr(self.frame.regs, "is_lost", None)
         if is_lost is not None and is_lost(r):
             raise RegisterLost(r)
         raise OptimizedOut(f"register {r} not recovered")
@@ -153,16 +143,16 @@ class FrameCtx:
     # hooks for dwarf.expr.evaluate: a missing register is the locals' own OptimizedOut
     # (RegisterLost where a step lost it), which the evaluator passes through unchanged
     def read_reg(self, r):
-        v = self.regs.get(r)
+        v = self.frame.regs.get(r)
         if v is None:
             self._missing(r)
         self.used_regs.add(r)
         if isinstance(v, (bytes, bytearray)):
-            return _word(v, self.order)
+            return _word(v, self.frame.byteorder)
         return v
 
     def mem(self, a, n):
-        return _read(self.read_mem, a, n)
+        return _read(self.frame.read_mem, a, n)
 
     def frame_base(self):
         if self._fb is None:
@@ -172,17 +162,17 @@ class FrameCtx:
             form, value = fb
             cu = self.fn.cu
             if is_loclist(form, value):
-                expr = find_location_expr(self.d, cu, form, value, self.addr, self.fn.entry_pc)
+                expr = find_location_expr(self.d, cu, form, value, self.frame.addr, self.fn.entry_pc)
                 if expr is None:
                     raise OptimizedOut("frame base has no location here")
             else:
                 expr = value
             r = self.evaluate(expr, cu, with_fb=False)
             if r.kind == "register":
-                v = self.regs.get(r.value)
+                v = self.frame.regs.get(r.value)
                 if v is None:
                     raise OptimizedOut(f"frame base register {r.value} not recovered")
-                self._fb = v if isinstance(v, int) else _word(v, self.order)
+                self._fb = v if isinstance(v, int) else _word(v, self.frame.byteorder)
             elif r.kind in ("memory", "value"):
                 self._fb = r.value
             else:
@@ -190,9 +180,10 @@ class FrameCtx:
         return self._fb
 
     def _cfa(self):
-        if self.cfa is None:
+        cfa = self.frame.cfa
+        if cfa is None:
             raise OptimizedOut("CFA unknown")
-        return self.cfa
+        return cfa
 
     def entry_value(self, block):
         r = None
@@ -200,7 +191,7 @@ class FrameCtx:
             r = block[0] - 0x50
         elif block[:1] in (b"\x90", b"\xa5", b"\xf5"):   # regx, regval_type
             r, _p = uleb128(block, 1)
-        er = self.entry_regs
+        er = self.frame.entry_regs
         # this expression and the call sites' ones nested under it, as GDB counts them (a
         # call site whose own chain was too deep records the limit: EntryRegs.depth)
         if r is not None and er is not None and 1 + getattr(er, "depth", {}).get(r, 1) > ENTRY_NESTING:
@@ -211,10 +202,10 @@ class FrameCtx:
         return er[r]
 
     def _tls_address(self, offset):
-        if self.tls_base is None:
+        if self.frame.tls_base is None:
             raise ExprError("Cannot access thread-local variables here (no thread)")
         try:
-            return self.tls_base() + offset
+            return self.frame.tls_base() + offset
         except SwkError as exc:
             raise ExprError(str(exc)) from None
 
@@ -225,7 +216,8 @@ class FrameCtx:
         loc = node.attrs.get(AT_location) if node is not None else None
         if loc is None or not isinstance(loc[1], (bytes, bytearray)):
             return b""
-        return _relocate(bytes(loc[1]), self.bias, cu.addr_size or self.ptr_size, cu.offsz, self.d.byteorder)
+        frame = self.frame
+        return _relocate(bytes(loc[1]), frame.bias, cu.addr_size or frame.ptr_size, cu.offsz, self.d.byteorder)
 
     def _variable_value(self, cu, off):
         """DW_OP_GNU_variable_value: the value of the variable at .debug_info offset ``off``
@@ -239,8 +231,9 @@ class FrameCtx:
         """The one evaluator (dwarf/expr) with this frame's hooks; a register or entry value
         the frame does not have makes the value optimized out (GDB's NO_ENTRY_VALUE_ERROR)."""
         d = self.d
-        bias = self.bias
-        code = _relocate(bytes(expr), bias, cu.addr_size or self.ptr_size, cu.offsz, d.byteorder)
+        frame = self.frame
+        bias = frame.bias
+        code = _relocate(bytes(expr), bias, cu.addr_size or frame.ptr_size, cu.offsz, d.byteorder)
 
         def addrx(i):
             v = d.address(cu, ("addrx", i))
@@ -251,21 +244,21 @@ class FrameCtx:
         def base_type(off):
             t = strip_typedefs(self.eng.types.type_at(cu, cu.offset + off))
             kind = "float" if t.kind == "float" else "unsigned" if t.unsigned else "signed"
-            return BaseType(t.size or self.ptr_size, kind)
+            return BaseType(t.size or frame.ptr_size, kind)
 
         def reg_bytes(r):
-            b = _reg_bytes(self.regs, r, self.reg_size, self.order)
+            b = _reg_bytes(frame.regs, r, frame.reg_size, frame.byteorder)
             if b is None:
                 self._missing(r)
             self.used_regs.add(r)
             return b
 
         try:
-            return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=self.ptr_size,
-                            byteorder=self.order, frame_base=self.frame_base if with_fb else None,
+            return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=frame.ptr_size,
+                            byteorder=frame.byteorder, frame_base=self.frame_base if with_fb else None,
                             cfa=self._cfa, entry_value=self.entry_value, addr_base_lookup=addrx,
                             base_type=base_type, read_reg_bytes=reg_bytes, tls_address=self._tls_address,
-                            ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or self.ptr_size),
+                            ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or frame.ptr_size),
                             procedure=lambda off: self._procedure(cu, off),
                             variable_value=lambda off: self._variable_value(cu, off))
         except (RegisterUnavailable, EntryValueUnavailable) as exc:
@@ -298,24 +291,16 @@ _LAST_LIBS = None
 #: DW_OP_call_frame_cfa as a whole DW_AT_frame_base: the usual x86-64 GCC frame base.
 _CFA_BASE = b"\x9c"
 
-def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_regs=None,
-                  libraries=None, reg_size=None, register_value=None, tls_base=None, byteorder="little"):
-    """The value of ``var`` in a frame (see VarValue).
-
-    addr: unbiased lookup pc (a caller frame passes its return address - 1, so location
-    lists give the entry that covers the call); regs: {DWARF regno: value} the walk
-    recovered for this frame; cfa: the frame's CFA; bias: the library's load bias;
-    entry_regs: {DWARF regno: value at function entry} for DW_OP_entry_value (see
-    call_site_entry_regs), else such values are optimized out; libraries: the process's
-    (module, bias) pairs (or Library objects): pointers then print <symbol> from any of
-    them and C++ static members are found across them, as GDB does; reg_size: the
-    architecture's register sizes by DWARF number (default: pointer-sized); register_value:
-    the architecture's conversion of a register's bytes to a value's (x87); tls_base: a
-    callable giving the frame's module's TLS block in the frame's thread; byteorder: the
-    target's (the architecture's), which the value's bytes are in (VarValue.byteorder).
+def read_variable(var, frame_vars):
+    """The value of ``var`` in a frame (see VarValue), from what ``frame_vars`` (a
+    frames.FrameVariables) gives of that frame: a caller frame's ``addr`` is its return address
+    - 1, so location lists give the entry that covers the call; without its ``entry_regs``
+    DW_OP_entry_value's values are optimized out; with its ``libraries`` pointers print
+    <symbol> from any of them and C++ static members are found across them, as GDB does;
+    the value's bytes are in its ``byteorder`` (VarValue.byteorder).
     """
-    ctx = FrameCtx(var, addr, regs, cfa, read_mem, bias, ptr_size, entry_regs, reg_size,
-                   register_value, tls_base, byteorder)
+    ctx = FrameCtx(var, frame_vars)
+    libraries = frame_vars.libraries
     global _LAST_LIBS
     last = _LAST_LIBS
     if libraries is not None and last is not None and last[0] is libraries:
@@ -323,10 +308,10 @@ def read_variable(var, *, addr, regs, cfa, read_mem, bias, ptr_size=8, entry_reg
     else:
         ctx.libraries = library_pairs(libraries)
         ctx.symbolize = make_symbolizer(ctx.libraries) if ctx.libraries \
-            else module_symbolizer(ctx.eng.module, ctx.bias)
+            else module_symbolizer(ctx.eng.module, frame_vars.bias)
         if libraries is not None:
             _LAST_LIBS = (libraries, ctx.libraries, ctx.symbolize)
-    vv = VarValue(var.type, byteorder=byteorder)
+    vv = VarValue(var.type, byteorder=frame_vars.byteorder)
     vv.var = var
     vv.symbolize = ctx.symbolize
     vv.static_value = lambda f, _c=ctx: _static_member(f, _c)
@@ -372,11 +357,11 @@ def _fill(vv, var, t, ctx):
     if var.loc_class == "enumerator":
         cv = node.attrs.get(AT_const_value)
         v = dies.const_int(cv[0], cv[1]) if cv is not None else 0
-        vv.data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, ctx.order) if size else b""
+        vv.data = (v & ((1 << (8 * size)) - 1)).to_bytes(size, ctx.frame.byteorder) if size else b""
         return
     cvr = dies.chain_attr(d, node, AT_const_value)
     if cvr is not None:
-        vv.data = _const_bytes(d, cvr[0].cu, cvr[1], size, ctx.order)
+        vv.data = _const_bytes(d, cvr[0].cu, cvr[1], size, ctx.frame.byteorder)
         return
     locr = dies.chain_attr(d, node, AT_location)
     if locr is None:
@@ -384,17 +369,18 @@ def _fill(vv, var, t, ctx):
     lnode, (form, value) = locr
     cu = lnode.cu
     if is_loclist(form, value):
-        expr = find_location_expr(d, cu, form, value, ctx.addr, ctx.fn.entry_pc)
+        expr = find_location_expr(d, cu, form, value, ctx.frame.addr, ctx.fn.entry_pc)
         if expr is None:
             raise OptimizedOut("no location-list entry for this pc")
     else:
         expr = value
     if not expr:
         raise OptimizedOut("empty location")
-    if expr[0] == 0x91 and ctx.cfa is not None and cfa_frame_base(ctx.fn):
+    cfa = ctx.frame.cfa if expr[0] == 0x91 else None
+    if cfa is not None and cfa_frame_base(ctx.fn):
         off, end = sleb128(expr, 1)                  # DW_OP_fbreg N on a CFA frame base: the
         if end == len(expr):                         # common case, without the evaluator
-            _store(vv, ExprResult("memory", (ctx.cfa + off) & ((1 << (8 * ctx.ptr_size)) - 1)), size, ctx)
+            _store(vv, ExprResult("memory", (cfa + off) & ((1 << (8 * ctx.frame.ptr_size)) - 1)), size, ctx)
             return
     if expr[0] in (0xa0, 0xf2) and strip_typedefs(t).kind in ("ptr", "ref", "rref"):
         # DW_OP_implicit_pointer: a synthetic pointer (one in a piece of an aggregate, such
@@ -427,7 +413,7 @@ def _implicit_target(expr, cu, t, ctx):
         return None
     ctx.used_regs.update(inner.regs_used)
     ctx.used_entry.update(inner.entry_used)
-    out = VarValue(s.target, byteorder=ctx.order)
+    out = VarValue(s.target, byteorder=ctx.frame.byteorder)
     out.symbolize = ctx.symbolize
     out.static_value = inner.static_value
     size = strip_typedefs(s.target).size
@@ -476,24 +462,26 @@ def _store(vv, res, size, ctx):
         raise ExprError("Attempt to dereference a generic pointer.")
     if kind == "memory":
         vv.address = res.value
-        vv.data = _read(ctx.read_mem, res.value, size)
+        vv.data = _read(ctx.frame.read_mem, res.value, size)
     elif kind == "register":
-        rb = _reg_bytes(ctx.regs, res.value, ctx.reg_size, ctx.order)
+        frame = ctx.frame
+        rb = _reg_bytes(frame.regs, res.value, frame.reg_size, frame.byteorder)
         if rb is None:
             raise OptimizedOut(f"register {res.value} not recovered")
         ctx.used_regs.add(res.value)
-        if ctx.register_value is not None:
-            rb = ctx.register_value(res.value, rb, size if st.kind == "float" else None)
+        if frame.register_value is not None:
+            rb = frame.register_value(res.value, rb, size if st.kind == "float" else None)
         if size > len(rb):
             raise OptimizedOut(f"value larger than register {res.value}")
-        vv.data = _low_end(rb, size, ctx.order)      # GDB's default_value_from_register
+        vv.data = _low_end(rb, size, frame.byteorder)      # GDB's default_value_from_register
     elif kind == "value":
         # a stack value is anchored at its least significant end (GDB's DWARF_VALUE_STACK)
-        raw = (res.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, ctx.order)
+        frame = ctx.frame
+        raw = (res.value & ((1 << (8 * frame.ptr_size)) - 1)).to_bytes(frame.ptr_size, frame.byteorder)
         if size > len(raw):
             pad = bytes(size - len(raw))
-            raw = raw + pad if ctx.order == "little" else pad + raw
-        vv.data = _low_end(raw, size, ctx.order)
+            raw = raw + pad if frame.byteorder == "little" else pad + raw
+        vv.data = _low_end(raw, size, frame.byteorder)
     elif kind == "implicit":
         raw = bytes(res.value)
         if len(raw) < size:
@@ -519,7 +507,8 @@ def _store_pieces(vv, res, size, ctx):
     bits follow the last one's in memory order (from each byte's least significant bit on
     a little-endian target, from its most significant on a big-endian one: copy_bitwise's
     bits_big_endian), a register's or a stack value's taken from its low-order end."""
-    big = ctx.order == "big"
+    frame = ctx.frame
+    big = frame.byteorder == "big"
     acc = 0
     out_bits = 0                    # out_bits, synth_bits: bit p is the value's p-th in memory order
     synth_bits = 0
@@ -531,7 +520,7 @@ def _store_pieces(vv, res, size, ctx):
         skip = boff                 # bits of the source before the piece, in memory order
         src = None
         if part.kind == "register":
-            src = _reg_bytes(ctx.regs, part.value, ctx.reg_size, ctx.order)
+            src = _reg_bytes(frame.regs, part.value, frame.reg_size, frame.byteorder)
             if src is not None:
                 ctx.used_regs.add(part.value)
                 if big and boff + nbits < 8 * len(src):
@@ -540,9 +529,9 @@ def _store_pieces(vv, res, size, ctx):
                 vv.reason = f"register {part.value} not recovered"
         elif part.kind == "memory":
             need = (boff + nbits + 7) // 8
-            src = _read(ctx.read_mem, part.value, need)
+            src = _read(frame.read_mem, part.value, need)
         elif part.kind == "value":
-            src = (part.value & ((1 << (8 * ctx.ptr_size)) - 1)).to_bytes(ctx.ptr_size, ctx.order)
+            src = (part.value & ((1 << (8 * frame.ptr_size)) - 1)).to_bytes(frame.ptr_size, frame.byteorder)
             if boff + nbits > 8 * len(src):
                 src = b""           # past the stack value: zeros
             elif big:
@@ -573,7 +562,7 @@ def _store_pieces(vv, res, size, ctx):
     synth_bits &= (1 << total) - 1 if total else 0
     if total and out_bits == (1 << total) - 1:
         raise OptimizedOut(f"every piece optimized out ({vv.reason})" if vv.reason else "every piece optimized out")
-    vv.data = acc.to_bytes(size, ctx.order) if size else b""
+    vv.data = acc.to_bytes(size, frame.byteorder) if size else b""
     if out_bits or synth_bits:
         mask = OptMask(size)
         for i in range(size):
@@ -610,7 +599,7 @@ def _resolve_dynamic(t, ctx):
     if val is None:
         # GDB would read the bound from a register it assumes unchanged; we do not guess
         raise OptimizedOut("array bound not recovered")
-    mask = (1 << (8 * ctx.ptr_size)) - 1
+    mask = (1 << (8 * ctx.frame.ptr_size)) - 1
     if val > mask >> 1:
         val -= mask + 1
     count = val - dyn[4] + 1 if kind == "upper" else val
@@ -630,10 +619,7 @@ def _die_variable(ctx, cu, off):
     node = dies.node_at(ctx.d, cu, off)
     if node is None:
         return None
-    return read_variable(Variable("", False, node, ctx.scope, "computed"), addr=ctx.addr, regs=ctx.regs,
-                         cfa=ctx.cfa, read_mem=ctx.read_mem, bias=ctx.bias, ptr_size=ctx.ptr_size,
-                         entry_regs=ctx.entry_regs, libraries=ctx.libraries, reg_size=ctx.reg_size,
-                         byteorder=ctx.order)
+    return read_variable(Variable("", False, node, ctx.scope, "computed"), ctx.frame)
 
 
 def _die_value(ctx, cu, off):
@@ -642,7 +628,7 @@ def _die_value(ctx, cu, off):
     vv = _die_variable(ctx, cu, off)
     if vv is None or vv.data is None or vv.optimized_out:
         return None
-    return int.from_bytes(vv.data, ctx.order, signed=not strip_typedefs(vv.type).unsigned)
+    return int.from_bytes(vv.data, ctx.frame.byteorder, signed=not strip_typedefs(vv.type).unsigned)
 
 
 # --- C++ static members and pointer symbols ------------------------------------------------
@@ -657,12 +643,12 @@ def _static_member(field, ctx):
     d = ctx.d
     t = field.type
     size = strip_typedefs(t).size
-    vv = VarValue(t, byteorder=ctx.order)
+    vv = VarValue(t, byteorder=ctx.frame.byteorder)
     vv.symbolize = ctx.symbolize
     vv.static_value = lambda f, _c=ctx: _static_member(f, _c)
     cv = dies.chain_attr(d, node, AT_const_value)
     if cv is not None:
-        vv.data = _const_bytes(d, cv[0].cu, cv[1], size, ctx.order)
+        vv.data = _const_bytes(d, cv[0].cu, cv[1], size, ctx.frame.byteorder)
         return vv
     names = []
     link = dies.chain_string(d, node, AT_linkage_name) or dies.chain_string(d, node, AT_MIPS_linkage_name)
@@ -671,7 +657,7 @@ def _static_member(field, ctx):
     owner = field.owner.name if field.owner is not None else None
     if owner and field.name:
         names.append(owner + "::" + field.name)
-    mods = [(ctx.eng.module, ctx.bias)] + [m for m in ctx.libraries if m[0] is not ctx.eng.module]
+    mods = [(ctx.eng.module, ctx.frame.bias)] + [m for m in ctx.libraries if m[0] is not ctx.eng.module]
     for name in names:
         for module, bias in mods:
             st = module_symbols(module)
@@ -682,7 +668,7 @@ def _static_member(field, ctx):
             a = hits[0].value + bias
             vv.address = a
             try:
-                vv.data = _read(ctx.read_mem, a, size)
+                vv.data = _read(ctx.frame.read_mem, a, size)
             except MemError as exc:
                 vv.error = str(exc)
             return vv
