@@ -554,6 +554,16 @@ def test_addrx_constx(op):
         ev(code, addr_base_lookup=lambda i: None)
 
 
+@pytest.mark.parametrize("op,relocated", [(0xA1, True), (0xFB, True), (0xA2, False), (0xFC, False)])
+def test_constx_is_not_relocated(op, relocated):
+    """Split DWARF's thread-local variables: DW_OP_GNU_const_index / DW_OP_constx push a
+    .debug_addr entry that is an offset, not an address, which GDB does not relocate (its
+    expr.c adds the text offset for DW_OP_addrx only): const_lookup, where given, reads it."""
+    code = bytes([op]) + uleb(3)
+    got = top(code, addr_base_lookup=lambda i: 0x5000 + 0x1000 + i, const_lookup=lambda i: 0x1000 + i)
+    assert got == (0x6003 if relocated else 0x1003)
+
+
 # --- typed stack (DWARF 5 section 2.5.1, and the GNU forms) --------------------------------------------------
 
 INT1, UINT4, INT4, INT8, UINT8 = (BaseType(1, "signed"), BaseType(4, "unsigned"), BaseType(4, "signed"),

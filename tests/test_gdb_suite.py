@@ -39,10 +39,6 @@ _EBP_ZERO = ("swk goes further: GDB's i386 prologue analyser takes %ebp == 0 in 
              "CFI for the outermost frame; swk's analysis finds main's caller, __libc_start_call_main, "
              "and walks on to _start")
 
-#: fission-multi-cu: its functions are only in the .dwo files its skeleton units name
-_SPLIT_DWARF = ("swk wrong: split DWARF: the skeleton CUs name their .dwo files (DW_AT_GNU_dwo_name), which "
-                "hold the functions; swk reads no .dwo, so no line or arguments (0x... in func ()); GDB reads them")
-
 #: (program, stop index) -> why swk's lines differ from GDB's there (docs/testing.md)
 KNOWN = {
     **{("gdb.arch/i386-disp-step", i): _EBP_ZERO for i in range(1, 12)},
@@ -71,8 +67,6 @@ KNOWN = {
     ("gdb.arch/amd64-invalid-stack-middle", 0):
         "swk goes further: GDB stops where the CFI of func3 reads an unmapped page (Cannot access "
         "memory); swk's frame-pointer chain below it is verifiable and reaches main (-v says how)",
-    # the Tcl DWARF assembler's programs (tests/gdbsuite/assembled.py)
-    **{("gdb.dwarf2/fission-multi-cu", i): _SPLIT_DWARF for i in (0, 1)},
 }
 
 
@@ -87,8 +81,7 @@ KNOWN_CORE = {
         ("gdb.arch/amd64-break-on-asm-line", 2), ("gdb.arch/amd64-invalid-stack-middle", 0),
         ("gdb.arch/i386-disp-step", 1), ("gdb.arch/i386-disp-step", 2), ("gdb.dwarf2/clztest", 1),
         ("gdb.dwarf2/dw2-dup-frame", 0), ("gdb.dwarf2/dw2-linkage-name-trust", 0),
-        ("gdb.dwarf2/dw2-linkage-name-trust", 1), ("gdb.python/py-unwind", 1),
-        ("gdb.dwarf2/fission-multi-cu", 0), ("gdb.dwarf2/fission-multi-cu", 1)}},
+        ("gdb.dwarf2/dw2-linkage-name-trust", 1), ("gdb.python/py-unwind", 1)}},
     ("gdb.arch/i386-disp-step", 0): _EBP_ZERO,
     ("gdb.arch/i386-float", 0): _EBP_ZERO,
     **{("gdb.arch/i386-unwind", i):

@@ -1,7 +1,8 @@
 """Which compilation unit holds an address: .debug_aranges, completed by the units' own
 DW_AT_low_pc/high_pc/ranges for units that aranges leave out, and last by the functions of
 units with no pc attributes of their own (GDB indexes every function's range, so a unit
-whose top DIE says nothing still holds its functions' code) (a mixin of DwarfInfo)."""
+whose top DIE says nothing still holds its functions' code) (a mixin of DwarfInfo).  A
+skeleton unit's code is its split unit's (dwo.py): that is the unit given."""
 import bisect
 import struct
 from .units import DwarfError, uint, uleb
@@ -127,7 +128,8 @@ class UnitMap:
 
     def cu_for(self, addr):
         """The unit whose ranges hold ``addr``: from .debug_aranges when it names one (so
-        only that unit is read), else from every unit's own ranges (the whole section)."""
+        only that unit is read), else from every unit's own ranges (the whole section); for
+        a skeleton unit, its split unit when its .dwo is found."""
         with self._lock:
             if self._amap is None:
                 self._build_amap()
@@ -152,10 +154,10 @@ class UnitMap:
         entries = []
         for off in self._pcless:
             try:
-                cu = self.unit_at(off)
-                if cu.unit_type not in (1, 3, 4) or not any(
+                cu = self.code_unit(self.unit_at(off))
+                if cu.unit_type not in (1, 3, 4, 5) or not any(
                         tag == TAG_subprogram and any(at in _PC_ATTRS for at, _f, _i in specs)
-                        for tag, _children, specs in self._abbrevs(cu.abbrev_off).entries()):
+                        for tag, _children, specs in cu.owner._abbrevs(cu.abbrev_off).entries()):
                     continue
                 los, his, _offs, _pmax = self.funcs_for(cu)
                 entries += [(lo, hi, off) for lo, hi in zip(los, his) if hi > lo]
@@ -169,7 +171,7 @@ class UnitMap:
         while i >= 0 and pmax[i] > addr:
             if his[i] > addr:
                 try:
-                    return self.unit_at(offs[i])
+                    return self.code_unit(self.unit_at(offs[i]))
                 except DwarfError:
                     return None
             i -= 1

@@ -37,6 +37,9 @@ AT_addr_base = 0x73
 AT_rnglists_base = 0x74
 AT_GNU_addr_base = 0x2133
 AT_GNU_ranges_base = 0x2132
+AT_dwo_name = 0x76
+AT_GNU_dwo_name = 0x2130
+AT_GNU_dwo_id = 0x2131
 
 LANG_rust = 0x1c
 LANG_asm = 0x8001        # DW_LANG_Mips_Assembler, what gas emits for .S files
@@ -44,7 +47,8 @@ CPP_LANGS = frozenset((0x04, 0x1a, 0x21, 0x2b, 0x2c, 0x33))   # C++, C++03, C++1
 
 DIE_ATTRS_TOP = frozenset((AT_name, AT_stmt_list, AT_low_pc, AT_high_pc, AT_language, AT_comp_dir,
                             AT_ranges, AT_str_offsets_base, AT_addr_base, AT_rnglists_base,
-                            AT_GNU_addr_base))
+                            AT_GNU_addr_base, AT_dwo_name, AT_GNU_dwo_name, AT_GNU_dwo_id,
+                            AT_GNU_ranges_base))
 DIE_ATTRS_FUNC = frozenset((AT_name, AT_low_pc, AT_high_pc, AT_ranges, AT_linkage_name,
                              AT_MIPS_linkage_name, AT_specification, AT_abstract_origin,
                              AT_declaration, AT_sibling))

@@ -22,7 +22,7 @@ __all__ = ["evaluate", "ExprResult", "ExprError", "OP_NAMES", "BaseType", "MAX_N
 
 #: evaluate()'s keywords for what only some expressions need: {keyword: Machine attribute}.
 CONTEXT = {"frame_base": "frame_base", "cfa": "cfa", "max_steps": "max_steps", "entry_value": "entry_value",
-           "addr_base_lookup": "addr_lookup", "base_type": "base_type", "tls_address": "tls_address",
+           "addr_base_lookup": "addr_lookup", "const_lookup": "const_lookup", "base_type": "base_type", "tls_address": "tls_address",
            "ref_size": "ref_size", "read_reg_bytes": "read_reg_bytes", "object_address": "object_address",
            "variable_value": "variable_value", "parameter_ref": "parameter_ref", "procedure": "procedure"}
 
@@ -41,7 +41,8 @@ def evaluate(expr, *, read_reg=None, read_mem=None, ptr_size=8, initial_stack=()
     read_reg_bytes(regno) -> a register's bytes (DW_OP_regval_type of a vector or x87
     register); entry_value(block) -> int or a register's bytes (DW_OP_entry_value);
     parameter_ref(unit offset) -> int (DW_OP_GNU_parameter_ref); addr_base_lookup(index)
-    -> int (DW_OP_addrx/constx); base_type(unit offset) -> BaseType or (size, kind)
+    -> int (DW_OP_addrx/constx); const_lookup(index) -> int (DW_OP_constx, DW_OP_GNU_const_index:
+    the entry unrelocated, a thread-local variable's offset; addr_base_lookup's where not given); base_type(unit offset) -> BaseType or (size, kind)
     (typed operations; without it they act on generic values, as CFI needs);
     tls_address(offset) -> the address at that offset in the module's TLS block in the
     frame's thread; ref_size: the unit's DIE-reference size (DW_OP_implicit_pointer,

@@ -57,7 +57,7 @@ class Machine:
     it fails with ContextUnavailable; a hook that returns None has no value (a register
     not recovered: RegisterUnavailable); what a hook raises is its caller's and passes
     unchanged (the locals' own "optimized out" goes back to them as it was raised)."""
-    read_reg = read_reg_bytes = read_mem = frame_base = cfa = entry_value = addr_lookup = None
+    read_reg = read_reg_bytes = read_mem = frame_base = cfa = entry_value = addr_lookup = const_lookup = None
     base_type = tls_address = ref_size = object_address = variable_value = parameter_ref = None
     procedure = None
     max_steps = 10000

@@ -57,8 +57,12 @@ def _consts(m, op, code, pos):
 
 @handles(0xA1, 0xA2, 0xFB, 0xFC)
 def _addrx(m, op, code, pos):
+    """DW_OP_addrx / DW_OP_constx and their GNU forms: a .debug_addr entry.  A constant's
+    (a thread-local variable's offset, split DWARF's) is not an address, and GDB does not
+    relocate it: const_lookup's, where the caller gives one."""
     i, pos = uleb128(code, pos)
-    m.stack.append(m.call(m.addr_lookup, f".debug_addr entry {i}", op, i) & m.mask)
+    look = m.const_lookup if op in (0xA2, 0xFC) and m.const_lookup is not None else m.addr_lookup
+    m.stack.append(m.call(look, f".debug_addr entry {i}", op, i) & m.mask)
     return pos
 
 

@@ -6,6 +6,8 @@ scan.  Sections come from swk_plugin.elf.sections (inflated when compressed,
 .debug_info only as far as needed).  Terms follow the DWARF 5 spec.
 The parts of DWARF around the DIEs are mixins: aranges.py (which unit holds
 an address), lineprog.py (line-number programs), dies.py (DIE trees).
+Split DWARF's skeleton units lead to split units read by DwarfInfos of their own (dwo.py),
+as a dwz supplementary file's units are (altfile.py).
 """
 import bisect
 import struct
@@ -14,11 +16,12 @@ import threading
 from ..elf.sections import debug_sections
 from .altfile import ALT_BASE, ALT_STR, ShiftedSections, open_alt
 from .aranges import UnitMap
-from .constants import (AT_GNU_addr_base, AT_sibling, AT_addr_base, AT_comp_dir, AT_high_pc, AT_language,
-                        AT_low_pc, AT_name, AT_ranges, AT_rnglists_base, AT_stmt_list,
-                        AT_str_offsets_base, TAG_subprogram, CPP_LANGS, DIE_ATTRS_FUNC, DIE_ATTRS_TOP,
-                        RECORD_TAGS)
+from .constants import (AT_GNU_addr_base, AT_GNU_dwo_id, AT_GNU_dwo_name, AT_GNU_ranges_base, AT_sibling,
+                        AT_addr_base, AT_comp_dir, AT_dwo_name, AT_high_pc, AT_language, AT_low_pc, AT_name,
+                        AT_ranges, AT_rnglists_base, AT_stmt_list, AT_str_offsets_base, TAG_subprogram,
+                        CPP_LANGS, DIE_ATTRS_FUNC, DIE_ATTRS_TOP, RECORD_TAGS)
 from .dies import DieNode, DieQueries
+from .dwo import SPLIT_BASE, SplitUnits, is_skeleton
 from .lineprog import LinePrograms
 from .units import FIXED_SIZES, AbbrevTable, DwarfError, Unit, cstr, sleb, uint, uleb
 
@@ -33,12 +36,21 @@ _OPAQUE_TAGS = frozenset((0x1d, 0x48, 0x4109))      # inlined_subroutine, call_s
 class DwarfInfo(UnitMap, LinePrograms, DieQueries):
     """The DWARF of one ELF file."""
 
-    def __init__(self, module, base=0):
+    def __init__(self, module, base=0, dwo_sections=None, program=None):
         self.module = module
-        #: where this file's .debug_info offsets start (ALT_BASE for a supplementary file)
+        #: where this file's .debug_info offsets start (ALT_BASE for a supplementary file, a
+        #: base from SPLIT_BASE up for a split unit's .dwo file)
         self.info_base = base
-        self.secs = ShiftedSections(debug_sections(module), base) if base else debug_sections(module)
+        #: whether this reads split units (a .dwo file's or a package's, through dwo_sections)
+        self.dwo = dwo_sections is not None
+        #: the program's path when this file is its separate debug file (PROGRAM.dwp is named after it)
+        self.program = program
+        if self.dwo:
+            self.secs = dwo_sections
+        else:
+            self.secs = ShiftedSections(debug_sections(module), base) if base else debug_sections(module)
         self._alt = _UNREAD
+        self._split = None       # SplitUnits, made when a skeleton unit is first met
         self.little = self.secs.little
         #: "little" / "big": the file's byte order, which every reader of its DWARF binds.
         self.byteorder = "little" if self.little else "big"
@@ -65,9 +77,42 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
             self._alt = None if self.info_base else open_alt(self, DwarfInfo)
         return self._alt
 
+    def split_unit(self, cu):
+        """The split unit of skeleton unit ``cu`` (dwo.py), or None when ``cu`` is none or
+        its .dwo cannot be found; the one the address -> unit map gives for its code."""
+        if not is_skeleton(cu) or self.info_base:
+            return None
+        if self._split is None:
+            with self._lock:
+                if self._split is None:
+                    self._split = SplitUnits(self, lambda m, b, secs: DwarfInfo(m, b, dwo_sections=secs))
+        return self._split.split_of(cu)
+
+    def unit_sections(self, cu):
+        """The sections ``cu``'s attributes refer to (its location and range lists): a split
+        unit's .dwo's (dwo.DwoSections), else this file's."""
+        if cu.owner is not None and cu.owner.dwo:
+            return cu.owner.secs
+        return self.secs
+
+    def code_unit(self, cu):
+        """The unit whose DIEs describe ``cu``'s code: its split unit for a skeleton (when
+        found), else ``cu`` itself."""
+        if cu is not None and cu.dwo_id is not None:
+            return self.split_unit(cu) or cu
+        return cu
+
     def routed(self, cu, off):
         """(the DwarfInfo, unit) that reads the DIE at ``off``: this file's, or for an offset
-        of the supplementary file (or a unit of it) that file's; None when unreadable."""
+        of the supplementary file or of a split unit (or a unit of either) that file's;
+        None when unreadable."""
+        if off >= SPLIT_BASE and not self.info_base:
+            d = self._split.info_at(off) if self._split is not None else None
+            if d is None:
+                return None
+            if cu is None or cu.owner is not d or not (cu.offset <= off < cu.end):
+                cu = d.unit_of(off)
+            return (d, cu) if cu is not None else None
         if off >= ALT_BASE and not self.info_base:
             alt = self.alt_info()
             if alt is None:
@@ -129,6 +174,7 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
             cu.abbrev_off = uint(info, pos, offsz, little)
             pos += offsz
             if cu.unit_type in (4, 5):          # skeleton / split_compile: dwo_id
+                cu.dwo_id = uint(info, pos, 8, little)
                 pos += 8
             elif cu.unit_type in (2, 6):        # type units
                 pos += 8 + offsz
@@ -139,6 +185,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
             cu.addr_size = info[pos]
             pos += 1
         cu.die_off = pos
+        if self.dwo:     # a split unit's strings: its .debug_str_offsets.dwo past the header (none in DWARF 4)
+            cu.str_offsets_base = 0 if version < 5 else 2 * offsz
         return cu
 
     def _abbrevs(self, abbrev_off):
@@ -269,6 +317,15 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         lang = get(AT_language)
         if lang is not None and isinstance(lang[1], int):
             cu.language = lang[1]
+        dwo_name = get(AT_dwo_name) or get(AT_GNU_dwo_name)
+        if dwo_name is not None:
+            cu.dwo_name = self.string(cu, dwo_name[1])
+        dwo_id = get(AT_GNU_dwo_id)
+        if dwo_id is not None and isinstance(dwo_id[1], int) and cu.dwo_id is None:
+            cu.dwo_id = dwo_id[1]
+        rb = get(AT_GNU_ranges_base)
+        if rb is not None and isinstance(rb[1], int):
+            cu.gnu_ranges_base = rb[1]
         cu.ranges = self._die_ranges(cu, attrs, cu_die=True)
         if cu.ranges:
             cu.lowpc = min(lo for lo, _hi in cu.ranges)
@@ -416,7 +473,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
             sec = self.secs.get(".debug_ranges")
             if sec is None or not isinstance(v, int):
                 return out
-            pos = v
+            # a DWARF 4 split unit's offsets are from its skeleton's DW_AT_GNU_ranges_base
+            pos = v if cu_die else v + cu.gnu_ranges_base
             maxaddr = (1 << (8 * asz)) - 1
             n = len(sec)
             while pos + 2 * asz <= n:
@@ -444,6 +502,8 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         return None
 
     def funcs_for(self, cu):
+        if cu.owner is not None and cu.owner is not self:
+            return cu.owner.funcs_for(cu)
         if cu._funcs is None:
             with self._lock:
                 if cu._funcs is None:

@@ -35,10 +35,19 @@ def _path_join(a, b):
     return a + "/" + b
 
 
+def _reader(cu):
+    """The DwarfInfo that reads ``cu``'s line program: the one of the file holding it (a split
+    unit's is in the program, at its skeleton's DW_AT_stmt_list)."""
+    return cu.skeleton.owner if cu.skeleton is not None else cu.owner
+
+
 class LinePrograms:
     """Line tables of units: ``lines_for(cu)`` -> [Subfile], ``file_name(cu, index)``."""
 
     def lines_for(self, cu):
+        reader = _reader(cu)
+        if reader is not None and reader is not self:
+            return reader.lines_for(cu)
         if cu._lines is None:
             with self._lock:
                 if cu._lines is None:
@@ -121,7 +130,8 @@ class LinePrograms:
                     for ct, fm in fmts:
                         v, pos = self._read_form(data, pos, fm, lcu, None)
                         if ct == 1:
-                            name = self.string(cu if fm in (0x1a, 0x25, 0x26, 0x27, 0x28) else lcu, v)
+                            strx = fm in (0x1a, 0x25, 0x26, 0x27, 0x28)     # the program's, as the skeleton's
+                            name = self.string((cu.skeleton or cu) if strx else lcu, v)
                         elif ct == 2 and isinstance(v, int):
                             dindex = v
                     out.append((name or "", dindex))
@@ -451,6 +461,9 @@ class LinePrograms:
     def file_name(self, cu, index):
         """The name GDB gives line-table file ``index`` of the unit (as DW_AT_decl_file /
         DW_AT_call_file number it): the unit's own name for its primary file."""
+        reader = _reader(cu)
+        if reader is not None and reader is not self:
+            return reader.file_name(cu, index)
         h = cu._line_head
         if h is None:
             data = self._line_data(cu.stmt_list) if cu.stmt_list is not None else None

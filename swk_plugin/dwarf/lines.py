@@ -54,7 +54,8 @@ class LineTable:
         dwarf = None
         try:
             if _has_dwarf(target):
-                dwarf = DwarfInfo(target)
+                # a separate debug file's split units are in the program's PROGRAM.dwp
+                dwarf = DwarfInfo(target, program=getattr(module, "path", None) if target is not module else None)
         except Exception:
             dwarf = None
         return cls(dwarf, name=getattr(module, "name", "<module>"))

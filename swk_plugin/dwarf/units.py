@@ -1,6 +1,6 @@
 """DWARF units and the low-level readers every .debug_* reader shares.
 
-A Unit is one compilation (or partial, or skeleton) unit's header and the
+A Unit is one compilation (or partial, skeleton or split) unit's header and the
 attributes of its top DIE that the readers need; the readers here decode
 LEB128s, strings and the fixed-size attribute forms.
 """
@@ -135,7 +135,8 @@ class Unit:
     __slots__ = ("offset", "end", "version", "unit_type", "addr_size", "offsz", "abbrev_off",
                  "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
                  "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
-                 "_abbrevs", "_scopes", "_parents", "_names", "owner", "_plans", "_line_head")
+                 "_abbrevs", "_scopes", "_parents", "_names", "owner", "_plans", "_line_head",
+                 "dwo_name", "dwo_id", "gnu_ranges_base", "skeleton", "split")
 
     def __init__(self):
         self.name = None
@@ -156,8 +157,19 @@ class Unit:
         self._names = None
         self._plans = None         # abbreviation code -> how to skip such a DIE (info._skip_plan)
         self._line_head = None     # its line program's header (lineprog.py)
-        #: the DwarfInfo that read the unit (a supplementary file's units are its own)
+        #: the DwarfInfo that read the unit (a supplementary file's units are its own, and
+        #: so are a .dwo file's)
         self.owner = None
+        #: split DWARF: a skeleton unit's DW_AT_dwo_name / DW_AT_GNU_dwo_name and the dwo_id
+        #: it and its split unit share (DWARF 5's header field, DWARF 4's DW_AT_GNU_dwo_id)
+        self.dwo_name = None
+        self.dwo_id = None
+        #: DW_AT_GNU_ranges_base: what a DWARF 4 split unit's DW_AT_ranges offsets are from
+        self.gnu_ranges_base = 0
+        #: a split unit's skeleton; a skeleton's split unit (None: not looked for yet, False:
+        #: none found, GDB's "Could not find DWO CU")
+        self.skeleton = None
+        self.split = None
 
     @property
     def byteorder(self):

@@ -257,6 +257,7 @@ class FrameCtx:
             return evaluate(code, read_reg=self.read_reg, read_mem=self.mem, ptr_size=frame.ptr_size,
                             byteorder=frame.byteorder, frame_base=self.frame_base if with_fb else None,
                             cfa=self._cfa, entry_value=self.entry_value, addr_base_lookup=addrx,
+                            const_lookup=lambda i: addrx(i) - bias,      # DW_OP_constx: not an address
                             base_type=base_type, read_reg_bytes=reg_bytes, tls_address=self._tls_address,
                             ref_size=cu.offsz if cu.version >= 3 else (cu.addr_size or frame.ptr_size),
                             procedure=lambda off: self._procedure(cu, off),

@@ -1,6 +1,7 @@
 """Location lists (DW_AT_location as .debug_loc / .debug_loclists entries) and the
 relocation of DW_OP_addr operands: which expression describes a variable at an address.
 """
+from ..dwarf.dwo import dwo_location_expr
 from ..dwarf.encoding import uleb128
 from .dwarfconst import *  # noqa: F401,F403
 
@@ -82,7 +83,7 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
     base = cu.low_pc or 0
     if cu.version >= 5:
         # inflate a compressed .debug_loclists only as far as this list (libc's is 1.4 MB)
-        secs = d.secs
+        secs = d.unit_sections(cu)              # a split unit's: its .dwo's
         if form == FORM_loclistx or (isinstance(value, tuple) and value[0] == "loclistx"):
             idx = value[1] if isinstance(value, tuple) else value
             lb = _loclists_base(d, cu)
@@ -165,6 +166,8 @@ def find_location_expr(d, cu, form, value, addr, func_entry=None):
             if lo <= addr < hi:
                 return expr
         return default
+    if cu.skeleton is not None:                 # a DWARF 4 split unit: .debug_loc.dwo's entries
+        return dwo_location_expr(d, cu, value, addr, func_entry)
     sec = d.secs.get(".debug_loc")
     if sec is None or not isinstance(value, int):
         return None
