@@ -694,3 +694,28 @@ def test_bt_n_is_gdbs(progs, where):
         errs += [f"bt {n}: {e}" for e in _differences(g, s)]
     if errs:
         _fail(errs, ("bt 8", _between(out, "GDB8")), ("swk-bt 8", _between(out, "SWK8")))
+
+
+@pytest.mark.swk
+def test_nested_entry_value_past_main_is_the_passed_value():
+    """GDB 13's bug (docs/usage.md): with `backtrace past-main on`, an entry value computed from
+    the caller's entry value through a tail-call frame is evaluated in the wrong frame — leaf's
+    ``b@entry=5000`` where the program passed 4000 (its own line on stdout).  swk-bt prints the
+    value passed, ``b=b@entry=4000``; with past-main off both agree."""
+    exe = T.build(["entry_past_main.c"], "entry_past_main", ("-O2", "-g", "-gdwarf-4"))
+    out = T.run_gdb(exe, [*SETTINGS, "break stop_here", "run", f"source {T.GDB_INIT}",
+                          "set backtrace past-main off", *_marked("GDB", "bt"), *_marked("SWK", "swk-bt"),
+                          "set backtrace past-main on", *_marked("GDBPM", "bt"), *_marked("SWKPM", "swk-bt")],
+                    timeout=180)
+    record = re.search(r"^leaf a=(\d+) b=(\d+)$", out, re.M)
+    assert record, out
+    passed = record.group(2)
+    leaf = {tag: next((ln for ln in _between(out, tag) if " in leaf (" in ln), "")
+            for tag in ("GDB", "SWK", "GDBPM", "SWKPM")}
+    errs = _differences(_between(out, "GDB"), _between(out, "SWK"))
+    if f"b@entry={passed}" in leaf["GDBPM"] or "b@entry=" not in leaf["GDBPM"]:
+        errs.append(f"GDB's bug is not there any more (or moved): {leaf['GDBPM']}")
+    if f"b=b@entry={passed}," not in leaf["SWKPM"]:
+        errs.append(f"swk-bt past main: {leaf['SWKPM']} (the program passed b={passed})")
+    if errs:
+        _fail(errs, ("gdb", out.splitlines()))
