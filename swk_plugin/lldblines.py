@@ -3,13 +3,15 @@
 A frame LLDB's own unwinder found too (the same level, pc, sp and kind) is LLDB's own line
 (``native_line``: the back-end asks LLDB to format its frame); a frame only swk found is the
 same format filled in by swk (lldbformat.render with the resolver below): the pc, module,
-function and arguments (their values as LLDB prints them: locals.lldbvalue), the source line
-(without a column, which swk's line tables, built as GDB's are, do not keep), ``[inlined]``,
+function and arguments (their values as LLDB prints them: locals.lldbvalue), the source line and
+its column (the row LLDB's reading of the line program gives: dwarf/linerows.py; an inlined
+call's own DW_AT_call_column for the level it was called from), ``[inlined]``,
 ``[artificial]`` for a tail call, ``+ offset`` where there is no line information.
 """
 import os
 
 from .display import shown_frames, variables
+from .elf.demangle import strip_params
 from .format import frame_info, pc_width, register_lines, select_levels
 from .frame import FrameKind
 from .jit.symbols import named_only_by_swk
@@ -54,7 +56,8 @@ def lldb_level_lines(walk, shown, i, level, opts, nodes, width, native_line=None
     # LLDB's own line, except for JIT code only swk names (its perf map: LLDB reads none)
     line = native_line(level, sf, pc) if native_line is not None and not named_only_by_swk(sf.frame) else None
     if line is None:
-        line = render(nodes, _resolver(walk, sf, level, width, pc))
+        inner = shown[i - 1] if i and shown[i - 1].frame is sf.frame and shown[i - 1].kind == "inline" else None
+        line = render(nodes, _resolver(walk, sf, level, width, pc, inner))
     line = line.rstrip("\n")
     if opts.verbose:
         info = frame_info(sf.frame, level, sf)
@@ -110,14 +113,34 @@ def lldb_pc(shown, i):
     return frame.ra
 
 
-def _resolver(walk, sf, level, width, pc):
+def _code_at(walker, addr):
+    """What LLDB prints for a pointer to code: "module`function at file:line:column" (its line
+    entry at that address: dwarf/linerows.py), "module`function" without one, or None."""
+    lib = walker.process_state.library_state.get_library_at_addr(addr)
+    hit = walker.symbol_lookup.lookup_at_addr(addr) if lib is not None else None
+    if hit is None or not hit[0]:
+        return None
+    name = f"{os.path.basename(lib.name)}`{strip_params(hit[0])}"
+    place = walker.symbol_lookup.code_line(lib, addr) if hasattr(walker.symbol_lookup, "code_line") else None
+    if place is None:
+        return name
+    file, line, column = place
+    return f"{name} at {os.path.basename(file)}:{line}" + (f":{column}" if column else "")
+
+
+def _resolver(walk, sf, level, width, pc, inner=None):
+    """``inner``: the inlined call's level inside this one (the same frame), whose call site
+    is this level's line and column."""
     frame = sf.frame
     lib = frame.library
 
     ptr_size = frame.walker.process_state.arch.ptr_size if frame.walker is not None else 8
 
     def lldb_text(vv, read_memory):
-        return format_lldb_value(vv, read_memory, ptr_size)
+        return format_lldb_value(vv, read_memory, ptr_size, code_at)
+
+    def code_at(addr):
+        return _code_at(frame.walker, addr) if frame.walker is not None else None
 
     def args_text():
         found = variables(sf, walk, args_only=True, value_text=lldb_text) if sf.scope is not None else None
@@ -152,13 +175,22 @@ def _resolver(walk, sf, level, width, pc):
             return os.path.basename(sf.file) if sf.file else None
         if name == "line.number":
             return str(sf.line) if sf.file else None
+        if name == "line.column":
+            if not sf.file:
+                return None
+            if inner is not None:
+                col = getattr(inner.scope, "call_column", None)
+            else:
+                lookup = frame.walker.symbol_lookup if frame.walker is not None else None
+                col = lookup.source_column(frame, sf.line) if hasattr(lookup, "source_column") else None
+            return str(col) if col else None
         if name == "function.is-inlined":
             return "" if sf.kind == "inline" else None
         if name == "frame.is-artificial":
             return "" if sf.kind == FrameKind.TAILCALL else None
         if name == "frame.kind":
             return ""
-        return None                          # line.column, function.is-optimized, ...: not known here
+        return None                          # function.is-optimized, ...: not known here
 
     return resolve
 

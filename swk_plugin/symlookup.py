@@ -4,6 +4,7 @@ The default looks an address up in the ELF symbol tables of the library
 that holds it (its .symtab, its separate debug file's, its .dynsym), by
 binary search over tables built the first time a module is asked.
 """
+from .dwarf.linerows import row_at
 from .dwarf.lines import module_lines
 from .elf.symbols import module_symbols
 from .frame import FrameKind
@@ -147,6 +148,43 @@ class ElfSymbolLookup(SymbolLookup):
         except Exception:
             return None
         return None if unit is None else (lib.module, *unit)
+
+    def code_line(self, lib, addr):
+        """(file, line, column) LLDB gives code at ``addr`` in ``lib`` (a pointer's target: no
+        pc - 1), or None without line information."""
+        if lib.module is None:
+            return None
+        lines = module_lines(lib.module)
+        if lines is None:
+            return None
+        try:
+            off = addr - lib.base
+            fl = lines.lookup(off)
+            cu = lines._cu(off)
+            row = row_at(lines._dwarf, cu, off) if cu is not None else None
+        except Exception:
+            return None
+        if fl is None:
+            return None
+        line, column = row if row is not None else (fl[1], 0)
+        return fl[0], line, column
+
+    def source_column(self, frame, line):
+        """The column LLDB gives the frame's lookup pc (its line program's row there, every
+        row kept: dwarf/linerows.py) where that row is at ``line``, else None."""
+        lib = frame.library
+        if lib is None or lib.module is None:
+            return None
+        lines = module_lines(lib.module)
+        if lines is None:
+            return None
+        try:
+            addr = frame.lookup_pc - lib.base
+            cu = lines._cu(addr)
+            row = row_at(lines._dwarf, cu, addr) if cu is not None else None
+        except Exception:
+            return None
+        return row[1] if row is not None and row[0] == line and row[1] else None
 
 
 def dwarf_function_name(module, addr):

@@ -709,9 +709,9 @@ def test_lldb_values_rendered_by_swk():
     """swk's own rendering of LLDB's frame lines with arguments (locals.lldbvalue), against LLDB's
     own bt in the same format: integers of every size, characters printable and not, bool,
     float / double / long double, strings, pointers (null too), a struct of scalars on one line,
-    a struct holding a struct as ``Pair @ 0x...``, a union, enums, a reference; the program's own
-    frames (the C library's below them pass function pointers, which LLDB prints with their
-    declaration's line and column: swk prints the address)."""
+    a struct holding a struct as ``Pair @ 0x...``, a union, enums, a reference; every frame, the C
+    library's below them too, whose function pointers LLDB prints as the code they point at
+    (``main=(lldb_values`main at lldb_values.cpp:38:1)``: its line entry's line and column)."""
     exe = T.build(["lldb_values.cpp"], "lldb_values", ("-g", "-O0"))
     fmt = _PLAIN_FORMAT.replace("${function.name}", "${function.name-with-args}")
     lines, out = _lines([f"target create {exe}"], ["breakpoint set -n leaf", "process launch",
@@ -721,7 +721,7 @@ def test_lldb_values_rendered_by_swk():
     cut = lines.index("SWK-MID")
     own, swk = [ln.lstrip(" *") for ln in lines[1:cut]], [ln.lstrip(" *") for ln in lines[cut + 1:]]
     assert len(own) >= 5 and "pr=Pair @ 0x" in own[0] and "fl=(a = 4, b = -5)" in own[0], out
-    assert swk[:3] == own[:3], "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
+    assert swk == own, "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
 
 
 def test_lldb_format_where_frames_differ():
@@ -907,7 +907,7 @@ def test_stack_overflow_in_lldb():
     assert top, "\n".join(lines[:5])
     depth = int(top.group(1))
     assert depth > 200_000, depth
-    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+", ln)
+    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+:\d+", ln)
                for ln in lines), "\n".join(lines[:12])
     assert any(re.fullmatch(r"\s+\[\u2026 \d+ more frames of rec_plain at overflow\.c:\d+ \u2026\]", ln)
                for ln in lines), "\n".join(lines[:12])
@@ -930,5 +930,39 @@ def test_stack_overflow_live_in_lldb():
     assert top, "\n".join(lines[:5])
     depth = int(top.group(1))
     assert depth > 200_000, depth
-    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+", ln)
+    assert any(re.fullmatch(rf"\s+frame #{depth}: 0x[0-9a-f]+ \S+`main\(.*\) at overflow\.c:\d+:\d+", ln)
                for ln in lines), "\n".join(lines[:12])
+
+
+#: LLDB's default frame format without colours: line and column as LLDB writes them.
+_COLUMN_FORMAT = ("frame #${frame.index}: ${frame.pc} {${module.file.basename}{\\`}}{${function.name}"
+                  "{${frame.no-debug}${function.pc-offset}}}{ at ${line.file.basename}:${line.number}"
+                  "{:${line.column}}}{${function.is-inlined} [inlined]}{${frame.is-artificial} [artificial]}\\n")
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_lldb_columns_rendered_by_swk(opt):
+    """swk's own rendering of LLDB's frame lines with columns (for the frames only swk finds: the
+    row LLDB's reading of the line program gives, an inlined call's DW_AT_call_column for the
+    level it was called from) against LLDB's own bt, every frame, at -O0 and at -O2 (inlined
+    calls, tail calls)."""
+    exe = T.build(["entry_past_main.c"], "entry_past_main-cols" + opt, (opt, "-g"))
+    lines, out = _lines([f"target create {exe}"], ["breakpoint set -n stop_here", "process launch",
+                                                   f"settings set frame-format '{_COLUMN_FORMAT}'"],
+                        ["bt", "script print('SWK-MID')", _SWK_RENDER])
+    assert "Traceback" not in out, out
+    cut = lines.index("SWK-MID")
+    own, swk = [ln.lstrip(" *") for ln in lines[1:cut]], [ln.lstrip(" *") for ln in lines[cut + 1:]]
+    assert len(own) >= 5 and any(re.search(r"\.c:\d+:\d+", ln) for ln in own), out
+    if opt == "-O0":
+        assert swk == own, "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])
+        return
+    # at -O2 LLDB 22 shows the inlined scale in place of relay's frame (no relay, no [inlined]):
+    # the frames both show (pc and function) have the same line and column
+    pat = re.compile(r"frame #\d+: (0x[0-9a-f]+) \S+`(\S+?)(?: \+ \d+)?(?: at (\S+))?(?: \[.*)?$")
+    mine = {m.group(1, 2): m.group(3) for m in map(pat.match, swk) if m}
+    theirs = {m.group(1, 2): m.group(3) for m in map(pat.match, own) if m}
+    both = set(mine) & set(theirs)
+    assert len(both) >= 6 and any(theirs[k] and theirs[k].count(":") == 2 for k in both), (own, swk)
+    assert {k: mine[k] for k in both} == {k: theirs[k] for k in both}, \
+        "\n".join(["--- LLDB's bt ---", *own, "--- swk's rendering ---", *swk])

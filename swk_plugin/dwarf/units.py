@@ -136,7 +136,7 @@ class Unit:
                  "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
                  "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
                  "_abbrevs", "_scopes", "_parents", "_names", "owner", "_plans", "_line_head",
-                 "dwo_name", "dwo_id", "gnu_ranges_base", "skeleton", "split")
+                 "dwo_name", "dwo_id", "gnu_ranges_base", "skeleton", "split", "_column_rows")
 
     def __init__(self):
         self.name = None
@@ -151,6 +151,7 @@ class Unit:
         self.lowpc = 0
         self._lines = None
         self._funcs = None
+        self._column_rows = None      # linerows.py: every row with its column, when LLDB's format asks
         self._abbrevs = None
         self._scopes = None
         self._parents = None

@@ -70,6 +70,7 @@ AT_type = 0x49
 AT_virtuality = 0x4c
 AT_entry_pc = 0x52
 AT_ranges = 0x55
+AT_call_column = 0x57
 AT_call_file = 0x58
 AT_call_line = 0x59
 AT_object_pointer = 0x64

@@ -8,7 +8,8 @@ of each argument, as its ValueObject printing gives them in a frame line:
 - ``float`` to 9 significant digits, ``double`` to 17, ``long double`` to 21 (``%G``: ``1.5``,
   ``0.10000000000000001``, ``9.80908925E-45``);
 - pointers as 16 (or 8) hex digits, a ``char`` pointer as its string (``"hi\\"x"``), a reference
-  as the address it refers to;
+  as the address it refers to; a pointer to a function as the code it points at,
+  ``(prog`cmp at q.c:3:46)`` (``code_at``: the line entry LLDB gives that address);
 - a struct or union whose members are all scalars on one line, ``(a = 1, b = 2)``; one holding an
   aggregate as ``Type @ 0x...`` where it is in memory;
 - what cannot be known: ``<unavailable>``.
@@ -23,14 +24,15 @@ _DIGITS = {4: 9, 8: 17, 10: 21, 12: 21, 16: 21}
 MAX_STRING = 1024
 
 
-def format_lldb_value(vv, read_mem, ptr_size=8):
-    """LLDB's text of an argument's value in a frame line."""
+def format_lldb_value(vv, read_mem, ptr_size=8, code_at=None):
+    """LLDB's text of an argument's value in a frame line (``code_at(addr)``: "module`function
+    at file:line:column" of code, or None)."""
     if vv is None or vv.error or vv.data is None or vv.optimized_out or vv.unavailable or vv.opt_mask is not None:
         return "<unavailable>"
-    return _value(vv.type, bytes(vv.data), vv.address, read_mem, ptr_size, vv.byteorder, top=True)
+    return _value(vv.type, bytes(vv.data), vv.address, read_mem, ptr_size, vv.byteorder, top=True, code_at=code_at)
 
 
-def _value(t, raw, addr, read_mem, ptr_size, order, top=False):
+def _value(t, raw, addr, read_mem, ptr_size, order, top=False, code_at=None):
     """``raw``: the value's bytes in the target's byte ``order``."""
     s = strip_typedefs(t)
     k = s.kind
@@ -57,6 +59,10 @@ def _value(t, raw, addr, read_mem, ptr_size, order, top=False):
             text = _string(read_mem, p)
             if text is not None:
                 return text
+        if k == "ptr" and target is not None and target.kind == "func" and p and code_at is not None:
+            where = code_at(p)
+            if where is not None:
+                return f"({where})"
         return f"0x{p:0{2 * ptr_size}x}"
     if k in ("struct", "union"):
         fields = [f for f in s.fields or () if not f.is_static]

@@ -160,7 +160,7 @@ class Scope:
     For an inline scope ``call_file``/``call_line`` say where it was called from, i.e. the
     line GDB shows for the frame just outside it.
     """
-    __slots__ = ("kind", "name", "call_file", "call_line", "function", "block", "die", "ranges")
+    __slots__ = ("kind", "name", "call_file", "call_line", "call_column", "function", "block", "die", "ranges")
 
     def __init__(self, kind, name, function, block):
         self.kind = kind
@@ -171,6 +171,7 @@ class Scope:
         self.ranges = block.ranges
         self.call_file = None
         self.call_line = None
+        self.call_column = None
 
     def __repr__(self):
         return f"<Scope {self.kind} {self.name}>"
@@ -671,6 +672,9 @@ class _Engine:
                 cl = blk.node.attrs.get(AT_call_line)
                 if cl is not None and isinstance(cl[1], int):
                     sc.call_line = cl[1]
+                cc = blk.node.attrs.get(AT_call_column)
+                if cc is not None and isinstance(cc[1], int):
+                    sc.call_column = cc[1]           # LLDB's frame lines end in it (GDB's do not)
                 out.append(sc)
         return out
 
