@@ -91,4 +91,16 @@ if ! ls "$ESRC"/elfutils-*/tests/backtrace.x86_64.core.bz2 >/dev/null 2>&1; then
     echo "swk setup: could not fetch Debian's elfutils source package (tests/test_elfutils_cores.py needs it)" >&2
   fi
 fi
+# pystack (Bloomberg): a comparison oracle for the Python frames (tests/test_python_pystack.py),
+# in a venv of its own under the build dir, never in swk's.
+PYSTACK_VENV="$BUILD_DIR/pystack-venv"
+if [ ! -x "$PYSTACK_VENV/bin/pystack" ]; then
+  mkdir -p "$BUILD_DIR"
+  if python3.11 -m venv "$PYSTACK_VENV" \
+      && "$PYSTACK_VENV/bin/python" -m pip install -q --disable-pip-version-check pystack; then
+    echo "swk setup: pystack in $PYSTACK_VENV"
+  else
+    echo "swk setup: could not install pystack (tests/test_python_pystack.py needs it)" >&2
+  fi
+fi
 echo "swk setup: ready (.venv with GDB's Python $GDB_PYVER)"

@@ -17,7 +17,7 @@ from .errors import SwkError
 from .flamegraph import svg_tree
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 from .merge import MergeTree, header as merge_header, json_line, stack_labels, svg_tree as merged_svg, text_lines
-from .pyframes import render_py
+from .pyframes import python_compare_lines, python_key, python_labels, render_py, thread_tag
 from .stream import DEFAULT_COLLAPSE, SEGMENT, stream_json, stream_text
 from .walker import WalkRest
 
@@ -97,7 +97,7 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
         if top_inlines is not None:
             walk.top_inlines = tops
         info = thread_info(tid) if thread_info is not None else None
-        head = f"Thread {num} (LWP {os_tid}):"
+        head = f"Thread {num} (LWP {os_tid}){thread_tag(walk) if py else ''}:"
         if info and opts.verbose:
             head += " " + ", ".join(f"{k[:-3].replace('_', ' ')} {v} us" if k.endswith("_us")
                                     else f"{k.replace('_', ' ')} {v}" for k, v in info.items())
@@ -118,8 +118,9 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
                     stream_text(walk, rest, opts, aout_path, past_main, tops, sink, collapse)
             continue
         if opts.compare:
-            lines += compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
-        elif lines_for is not None and not opts.json and not py:
+            rows = compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
+            lines += python_compare_lines(walk, rows, visible_frames(walk, past_main)) if py else rows
+        elif lines_for is not None and not opts.json:
             with collector_paused():
                 lines = lines_for(walk, tid)
         else:
@@ -185,7 +186,8 @@ class UniqueGroups:
         ps = walker.process_state
         aout = ps.library_state.get_aout() if ps.library_state is not None else None
         aout_path = aout.name if aout else None
-        limit = opts.limit if opts.limit and opts.limit > 0 else None
+        py = getattr(opts, "py", False)         # Python frames merged in: lines and keys (pyframes.py)
+        limit = opts.limit if opts.limit and opts.limit > 0 and not py else None
         out, seen = [], set()
         for tid in tids:
             num, os_tid = ps.thread_label(tid)
@@ -198,8 +200,9 @@ class UniqueGroups:
             if top_inlines is not None:
                 walk.top_inlines = top_inlines(tid)
             with collector_paused():
-                text = render(walk, opts, num, os_tid, aout_path, past_main)
-            key = (tuple(_frame_key(f) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None))
+                text = (render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
+            key = (tuple(_frame_key(f) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None),
+                   python_key(walk, past_main) if py else None)
             presence = None
             if key not in seen:
                 seen.add(key)
@@ -255,7 +258,7 @@ def _presence(walk, opts, num, os_tid, aout_path):
         plain = copy.copy(opts)
         plain.frame_arguments = "presence"
         with collector_paused():
-            return render(walk, plain, num, os_tid, aout_path, True)
+            return (render_py if getattr(opts, "py", False) else render)(walk, plain, num, os_tid, aout_path, True)
     return make
 
 
@@ -286,14 +289,21 @@ def merge_entries(walker, tids, opts, by="function", past_main=True, top_inlines
     out = []
     for tid in tids:
         num, os_tid = ps.thread_label(tid)
+        py = getattr(opts, "py", False)     # Python frames merged in: walked whole (pyframes.py)
         try:
-            walk, rest = walker.walk_stack_head(tid, head=SEGMENT)
+            walk, rest = (walker.walk_stack(tid), None) if py else walker.walk_stack_head(tid, head=SEGMENT)
         except ThreadStateError as exc:
             out.append((num, os_tid, None, exc.state))
             continue
         tops = top_inlines(tid) if top_inlines is not None else None
+        if py and top_inlines is not None:
+            walk.top_inlines = tops
         with collector_paused():
-            out.append((num, os_tid, stack_labels(walk, rest, opts, past_main, tops, by), None))
+            if py:
+                labels = python_labels(walk, opts, past_main, by)
+            else:
+                labels = stack_labels(walk, rest, opts, past_main, tops, by)
+            out.append((num, os_tid, labels, None))
     return out
 
 

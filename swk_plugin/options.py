@@ -191,9 +191,7 @@ def check_merge(opts, who, dash):
 
 
 def check_py(opts, who, dash):
-    """One line for what Python frames (-py) do not go with yet."""
-    if not opts.py:
-        return
-    for name, on in (("unique", opts.unique), ("merge", opts.merge), ("compare", opts.compare)):
-        if on:
-            raise SwkError(f"{who}{dash}py and {dash}{name} cannot be combined")
+    """One line for what Python frames (-py) do not go with: -py only has no native frames
+    to hold against the debugger's (-compare)."""
+    if opts.py == PY_ONLY and opts.compare:
+        raise SwkError(f"{who}{dash}py only and {dash}compare cannot be combined")

@@ -101,6 +101,16 @@ def _fields(version):
                   "code_localspluskinds": "offsetof(PyCodeObject, co_localspluskinds)",
                   "fast_cell": "CO_FAST_CELL",
                   "fast_free": "CO_FAST_FREE"})
+    # what a runtime found without its symbol must be (interp/scan.py)
+    f.update({"runtime_interpreters_main": "offsetof(_PyRuntimeState, interpreters.main)",
+              "interp_runtime": "offsetof(PyInterpreterState, runtime)"})
+    # the GIL: who holds it (thread states, swk-bt -py's thread headers)
+    f.update({"gil_last_holder": "offsetof(struct _gil_runtime_state, last_holder)",
+              "gil_locked": "offsetof(struct _gil_runtime_state, locked)"})
+    if v < (3, 12):
+        f["runtime_gil"] = "offsetof(_PyRuntimeState, ceval.gil)"
+    else:
+        f["interp_ceval_gil"] = "offsetof(PyInterpreterState, ceval.gil)"
     if v < (3, 11):
         f.update({"tstate_frame": "offsetof(PyThreadState, frame)",
                   "frame_previous": "offsetof(PyFrameObject, f_back)",

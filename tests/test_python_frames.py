@@ -104,12 +104,13 @@ def python_frames(walk):
     return [f for f in walk["frames"] if f["kind"] == "python"]
 
 
-def check_walk(walk, run, cut=False):
+def check_walk(walk, run, cut=False, named=True):
     """One thread's walk against the program's record: its Python frames in order, each at
     the record's file and line; each placed one after the evaluator frame of its call; the
     calls the program makes through C (next(), the qsort callback) with that C function's
     native frame between the Python frames either side.  ``cut``: the native walk ends
-    early: frames past its last evaluator frame are shown, marked not placed."""
+    early: frames past its last evaluator frame are shown, marked not placed.  ``named``: the
+    interpreter names its static C functions (not stripped)."""
     want = [tuple(r[:3]) for r in run.record["threads"][str(walk["tid"])]]
     ours = python_frames(walk)
     assert [(f["function"], f["file"], f["line"]) for f in ours] == want, (walk["tid"], ours, want)
@@ -141,18 +142,18 @@ def check_walk(walk, run, cut=False):
     def between(inner, outer, c_function):
         a = next(k for k, f in enumerate(frames) if f["kind"] == "python" and f["function"] == inner)
         b = next(k for k, f in enumerate(frames) if k > a and f["kind"] == "python" and f["function"] == outer)
-        assert any(f["kind"] != "python" and c_function in (f["function"] or "") for f in frames[a:b]), \
-            (inner, outer, c_function, frames[a:b])
+        assert any(f["kind"] != "python" and (c_function in (f["function"] or "") or not named)
+                   for f in frames[a:b]), (inner, outer, c_function, frames[a:b])
     if "compare" in names:
         between("compare", "sort_in_c", "qsort")
     if "generator" in names:
         between("generator", "drive", "builtin_next")
 
 
-def check_process(walks, run, cut=False):
+def check_process(walks, run, cut=False, named=True):
     assert {str(w["tid"]) for w in walks} == set(run.record["threads"])
     for walk in walks:
-        check_walk(walk, run, cut)
+        check_walk(walk, run, cut, named)
         assert walk["python"]["version"].startswith(".".join(map(str, run.interp.version)))
         if run.interp.version >= (3, 13):
             assert walk["python"]["debug_offsets"], "3.13's own _Py_DebugOffsets were not read"
@@ -173,8 +174,13 @@ def test_text_lines(stopped):
     text = swk("bt", "--pid", stopped.pid, "--py")
     walks = {str(w["tid"]): w for w in parse_swk_json(swk("bt", "--pid", stopped.pid, "--py", "--json"))}
     for block in text.split("\n\n"):
-        head = re.match(r"Thread \d+ \(LWP (\d+)\):", block)
+        head = re.match(r"Thread \d+ \(LWP (\d+)\) \[Python: (.*)\]:", block)
         assert head, block[:200]
+        # the main thread stops itself in os.kill, which keeps the GIL; the sorter waits on a
+        # lock, which gave it up (its drop_gil may still be waiting for the main thread to have
+        # taken it, as CPython's forced switching does: then it is still dropping it)
+        assert head.group(2) in (("holds the GIL",) if head.group(1) == str(stopped.pid)
+                                 else ("GIL released", "dropping the GIL")), head
         lines = re.findall(r"^#(\d+)\s+(.*)$", block, re.M)
         assert [int(n) for n, _ in lines] == list(range(len(lines)))
         py = [(int(m.group(1)), m.group(2), m.group(3), int(m.group(4))) for m in
@@ -268,19 +274,52 @@ def test_swk_bt_in_gdb(stopped):
 
 
 def test_swk_bt_in_lldb(stopped):
-    """swk-bt -py in LLDB: the same frames (its lines are GDB's: LLDB's frame-format has no
-    Python frame).  LLDB lets the process go on when it detaches: this is the last test of
-    each interpreter's stopped process."""
+    """swk-bt -py in LLDB, in LLDB's frame-format (`frame #12: 0x0000000000000000 [Python]
+    leaf (/srv/py_frames.py:75)`), and LLDB 22's own bt through swk's frame provider: the
+    same Python frames, each run of them right after an evaluator frame, and LLDB's bt's
+    Python lines swk-bt's, renumbered.  LLDB lets the process go on when it detaches: this
+    is the last test of each interpreter's stopped process."""
     lldb, _version = S.need_lldb()
     out = run_cmd([lldb, "-b", "-x", "-o", f"command script import {REPO / 'lldb_init.py'}", "-o",
-                   f"process attach -p {stopped.pid}", "-o", "swk-bt -py -all -json", "-o", "swk-bt -py",
+                   f"process attach -p {stopped.pid}", "-o", "swk-bt -py -all -json", "-o", "script print('SWK-TEXT')",
+                   "-o", "swk-bt -py", "-o", "script print('SWK-ONLY')", "-o", "swk-bt -py only",
+                   "-o", "script print('SWK-BT')", "-o", "bt", "-o", "script print('SWK-END')",
                    "-o", "process detach"], timeout=180).stdout
     walks = parse_swk_json(out)
     check_process(walks, stopped)
     main = next(w for w in walks if w["tid"] == stopped.pid)
-    got = [(int(m.group(1)), m.group(2), m.group(3), int(m.group(4))) for m in
-           re.finditer(r"^#(\d+)\s+\[Python\] (.*) \((.*):(\d+)\)$", out, re.M)]
-    assert got == [(f["level"], f["function"], f["file"], f["line"]) for f in python_frames(main)]
+    want = [(f["function"], f["file"], f["line"]) for f in python_frames(main)]
+    text = out.split("\nSWK-TEXT\n", 1)[1].split("\nSWK-ONLY\n", 1)[0]
+    only = out.split("\nSWK-ONLY\n", 1)[1].split("\nSWK-BT\n", 1)[0]
+    bt = out.split("\nSWK-BT\n", 1)[1].split("\nSWK-END\n", 1)[0]
+    line = re.compile(r"^[ *]+frame #(\d+): 0x0+ \[Python\] (.*) \((.*):(\d+)\)$", re.M)
+    got = [(int(m.group(1)), m.group(2), m.group(3), int(m.group(4))) for m in line.finditer(text)]
+    assert got == [(f["level"], f["function"], f["file"], f["line"]) for f in python_frames(main)], text[-3000:]
+    assert re.search(r"^\* thread #1, .*\[Python: holds the GIL\]$", text, re.M), text[:500]
+    got = [(int(m.group(1)), m.group(2), m.group(3), int(m.group(4))) for m in line.finditer(only)]
+    assert got == [(k, *f) for k, f in enumerate(want)], only[-3000:]
+    assert not re.search(r"^[ *]+frame #\d+: 0x0*[1-9a-f]", only, re.M), only
+    # LLDB's own bt: the same Python frames, each run after the native frame it follows in
+    # swk-bt -py (LLDB's own line for it: LLDB names the frames, swk places the runs)
+    assert runs(bt) == runs(text), (runs(bt), runs(text))
+    assert [f for _before, run in runs(bt) for f in run] == [f"{n} ({p}:{ln})" for n, p, ln in want]
+
+
+def runs(text):
+    """[(the native line before it, [its Python frames])] of each run of Python frames in LLDB's
+    frame lines (frame numbers and LLDB's own marks left out)."""
+    lines = [re.sub(r" \[synthetic\]$", "", m.group(1)) for m in re.finditer(r"^[ *]+frame #\d+: (.*)$", text, re.M)]
+    out = []
+    for k, line in enumerate(lines):
+        if not line.startswith("0x0000000000000000 [Python] "):
+            continue
+        name = line[len("0x0000000000000000 [Python] "):]
+        if k and lines[k - 1].startswith("0x0000000000000000 [Python] "):
+            out[-1][1].append(name)
+        else:
+            assert k, "a Python frame first: it would have no native frame before it"
+            out.append((lines[k - 1], [name]))
+    return out
 
 
 PY_BT = re.compile(r'^  File "(.*)", line (\d+), in (.*)$', re.M)

@@ -4,7 +4,8 @@ Native frames show the evaluator, ``_PyEval_EvalFrameDefault``, once per call in
 Python functions it was running is in the interpreter's own records, read from memory here
 without running anything in the target (a core has nothing to run):
 
-- ``_PyRuntime`` by symbol (exported by libpython or a static interpreter); the version from
+- ``_PyRuntime`` by symbol (exported by libpython or a static interpreter), else by its shape
+  in the writable data of a stripped one (scan.py); the version from
   ``Py_Version`` (3.11+), else the library's or program's name (python3.10); the layout from
   layouts.py, overridden by _Py_DebugOffsets where the runtime starts with them (3.13);
 - the interpreters (``interpreters.head``, ``next``) and their PyThreadStates (``threads.head``
@@ -29,7 +30,7 @@ import re
 from ..elf.symbols import module_symbols
 from ..errors import MemoryReadError, SwkError
 from ..linux.tls import thread_descriptor
-from . import debugoffsets
+from . import debugoffsets, scan
 from .layouts import layout_for, supported_versions
 from .linetable import LineTable
 from .objects import read_bytes, read_unicode
@@ -57,12 +58,15 @@ def is_eval_function(name):
 class PyRuntime:
     """The target's _PyRuntime: its address, CPython version (major, minor, micro), the Layout
     read with (None, and ``why``, where swk has none), the library that defines it, the
-    address of PyCode_Type (to check that a frame's code is a code object), and whether the
-    layout came with the runtime's own _Py_DebugOffsets."""
+    address of PyCode_Type (to check that a frame's code is a code object), whether the
+    layout came with the runtime's own _Py_DebugOffsets, and whether it was found by scanning
+    (``scanned``: its symbol is gone)."""
 
-    def __init__(self, address, version, layout, library, code_type=None, debug_offsets=False, why=None):
+    def __init__(self, address, version, layout, library, code_type=None, debug_offsets=False, why=None,
+                 scanned=False):
         self.address, self.version, self.layout, self.library = address, version, layout, library
         self.code_type, self.debug_offsets, self.why = code_type, debug_offsets, why
+        self.scanned = scanned
 
     def symbol(self, name):
         """The address of symbol ``name`` of the runtime's library, or None."""
@@ -164,7 +168,30 @@ def _find_runtime(ps):
         address = _symbol(lib, RUNTIME_SYMBOL)
         if address is not None:
             return _runtime_at(ps, lib, address)
+    for _r, _i, lib in ranked:              # stripped: found by its shape (scan.py), in what is
+        if "python" not in os.path.basename(lib.path):     # named after python: not every program
+            continue
+        rt = _scanned_runtime(ps, lib)
+        if rt is not None:
+            return rt
     return None
+
+
+def _scanned_runtime(ps, lib):
+    """The PyRuntime in ``lib``'s writable data where its symbol is gone: 3.13's by the cookie
+    of its _Py_DebugOffsets, others by their interpreters' pointers back to it (the version
+    from Py_Version or the library's name, which says what to look for)."""
+    version = _version_of(ps, lib)
+    if version is None or version[:2] >= (3, 13):
+        at = scan.find_debug_offsets(ps, lib)
+        debug = debugoffsets.read(ps.read_memory, at, ps.arch.byteorder) if at is not None else None
+        if debug is not None:
+            return _runtime_at(ps, lib, at, debug.version_tuple, scanned=True)
+    if version is None:
+        return None
+    layout = layout_for(version, ps.arch.ptr_size, ps.arch.byteorder)
+    at = scan.find_runtime_address(ps, lib, layout) if layout is not None else None
+    return _runtime_at(ps, lib, at, version, scanned=True) if at is not None else None
 
 
 def _version_of(ps, lib):
@@ -184,9 +211,9 @@ def _version_of(ps, lib):
     return None
 
 
-def _runtime_at(ps, lib, address):
+def _runtime_at(ps, lib, address, version=None, scanned=False):
     arch = ps.arch
-    version = _version_of(ps, lib)
+    version = version or _version_of(ps, lib)
     code_type = _symbol(lib, CODE_TYPE_SYMBOL)
     if version is None:
         return PyRuntime(address, None, None, lib, code_type, why="the CPython version is not known")
@@ -202,7 +229,7 @@ def _runtime_at(ps, lib, address):
         return PyRuntime(address, version, None, lib, code_type, why=why)
     if debug is not None:
         layout = layout.replace(**debug.layout_fields())
-    return PyRuntime(address, version, layout, lib, code_type, debug_offsets=debug is not None)
+    return PyRuntime(address, version, layout, lib, code_type, debug_offsets=debug is not None, scanned=scanned)
 
 
 # --- threads -------------------------------------------------------------------------------

@@ -67,7 +67,13 @@ TO_LAYOUT = {
     "type_name": ("type_object", "tp_name"),
     "long_tag": ("long_object", "lv_tag"),
     "long_digits": ("long_object", "ob_digit"),
+    "interp_ceval_gil": ("interpreter_state", "ceval_gil"),
 }
+
+#: Layout field <- a member of the interpreter's own GIL (_gil), which _Py_DebugOffsets states
+#: from the start of PyInterpreterState: less gil_runtime_state, the offset in the GIL itself
+#: (what ceval.gil points at).
+GIL_MEMBERS = {"gil_locked": "gil_runtime_state_locked", "gil_last_holder": "gil_runtime_state_holder"}
 
 
 class PyDebugOffsets:
@@ -84,7 +90,10 @@ class PyDebugOffsets:
 
     def layout_fields(self):
         """{Layout field: offset} this struct states."""
-        return {field: self.sections[sec][member] for field, (sec, member) in TO_LAYOUT.items()}
+        out = {field: self.sections[sec][member] for field, (sec, member) in TO_LAYOUT.items()}
+        interp = self.sections["interpreter_state"]
+        out.update({field: interp[member] - interp["gil_runtime_state"] for field, member in GIL_MEMBERS.items()})
+        return out
 
 
 def size_313():

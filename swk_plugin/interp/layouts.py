@@ -21,6 +21,8 @@ class Layout:
     version: tuple                      # (3, 12)
     # _PyRuntimeState, PyInterpreterState, PyThreadState
     runtime_interpreters_head: int      # _PyRuntime.interpreters.head
+    runtime_interpreters_main: int      # _PyRuntime.interpreters.main
+    interp_runtime: int                 # PyInterpreterState.runtime: &_PyRuntime (scan.py's check)
     interp_next: int
     interp_threads_head: int            # 3.10: tstate_head; 3.11+: threads.head
     tstate_next: int
@@ -77,6 +79,12 @@ class Layout:
     long_tag: int = None                # 3.12+: long_value.lv_tag (3.10, 3.11: ob_size's sign and count)
     long_shift: int = 30                # PyLong_SHIFT
     sizeof_digit: int = 4
+    # the GIL (struct _gil_runtime_state): 3.10, 3.11 keep it in _PyRuntime.ceval.gil, 3.12+
+    # point each interpreter's ceval.gil at the one it uses
+    runtime_gil: int = None             # 3.10, 3.11: offsetof(_PyRuntimeState, ceval.gil)
+    interp_ceval_gil: int = None        # 3.12+: offsetof(PyInterpreterState, ceval.gil)
+    gil_last_holder: int = 8            # the PyThreadState that took it last
+    gil_locked: int = 16                # whether it is held (an int)
 
     @property
     def frame_objects(self):
@@ -88,36 +96,41 @@ class Layout:
 
 
 _V310 = Layout(
-    (3, 10), runtime_interpreters_head=32, interp_next=0, interp_threads_head=8, tstate_next=8,
+    (3, 10), runtime_interpreters_head=32, runtime_interpreters_main=40, interp_runtime=16,
+    interp_next=0, interp_threads_head=8, tstate_next=8,
     tstate_thread_id=176, tstate_frame=24, frame_previous=24, frame_code=32, frame_instr=96, frame_lineno=100,
     code_filename=104, code_name=112, code_firstlineno=40, code_linetable=120,
-    frame_localsplus=352, code_nlocals=28, code_varnames=72, code_cellvars=88, code_freevars=80)
+    frame_localsplus=352, code_nlocals=28, code_varnames=72, code_cellvars=88, code_freevars=80, runtime_gil=352)
 
 _V311 = Layout(
-    (3, 11), runtime_interpreters_head=40, interp_next=0, interp_threads_head=16, tstate_next=8,
+    (3, 11), runtime_interpreters_head=40, runtime_interpreters_main=48, interp_runtime=40,
+    interp_next=0, interp_threads_head=16, tstate_next=8,
     tstate_thread_id=152, tstate_native_thread_id=160, tstate_cframe=56, cframe_current_frame=8,
     frame_previous=48, frame_code=32, frame_instr=56, frame_is_entry=68, frame_owner=69, owned_by_generator=1,
     code_filename=112, code_name=120, code_qualname=128, code_firstlineno=72, code_linetable=136,
     code_adaptive=184, code_firsttraceable=168,
-    code_nlocalsplus=76, code_localsplusnames=96, code_localspluskinds=104, fast_cell=0x40, fast_free=0x80)
+    code_nlocalsplus=76, code_localsplusnames=96, code_localspluskinds=104, fast_cell=0x40, fast_free=0x80,
+    runtime_gil=360)
 
 _V312 = Layout(
-    (3, 12), runtime_interpreters_head=40, interp_next=0, interp_threads_head=72, tstate_next=8,
+    (3, 12), runtime_interpreters_head=40, runtime_interpreters_main=48, interp_runtime=96,
+    interp_next=0, interp_threads_head=72, tstate_next=8,
     tstate_thread_id=136, tstate_native_thread_id=144, tstate_cframe=56, cframe_current_frame=0,
     frame_previous=8, frame_code=0, frame_instr=56, frame_owner=70, owned_by_generator=1, owned_by_cstack=3,
     code_filename=112, code_name=120, code_qualname=128, code_firstlineno=68, code_linetable=136,
     code_adaptive=192, code_firsttraceable=176, sizeof_ascii=40, sizeof_compact=56,
     code_nlocalsplus=72, code_localsplusnames=96, code_localspluskinds=104, fast_cell=0x40, fast_free=0x80,
-    long_tag=16)
+    long_tag=16, interp_ceval_gil=384)
 
 _V313 = Layout(
-    (3, 13), runtime_interpreters_head=632, interp_next=7264, interp_threads_head=7344, tstate_next=8,
+    (3, 13), runtime_interpreters_head=632, runtime_interpreters_main=640, interp_runtime=7376,
+    interp_next=7264, interp_threads_head=7344, tstate_next=8,
     tstate_thread_id=152, tstate_native_thread_id=160, tstate_frame=72,
     frame_previous=8, frame_code=0, frame_instr=56, frame_owner=70, owned_by_generator=1, owned_by_cstack=3,
     code_filename=112, code_name=120, code_qualname=128, code_firstlineno=68, code_linetable=136,
     code_adaptive=200, code_firsttraceable=184, sizeof_ascii=40, sizeof_compact=56,
     code_nlocalsplus=72, code_localsplusnames=96, code_localspluskinds=104, fast_cell=0x40, fast_free=0x80,
-    long_tag=16)
+    long_tag=16, interp_ceval_gil=16)
 
 #: (major, minor) -> Layout, for 64-bit targets.
 LAYOUTS = {layout.version: layout for layout in (_V310, _V311, _V312, _V313)}

@@ -18,15 +18,13 @@ import signal
 import sys
 import threading
 
+from py_record import stacks  # noqa: E402 - beside this script
+
 OUT = sys.argv[1]
 DEPTH = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 blocker = threading.Lock()
 blocker.acquire()
 parked = threading.Event()
-
-
-def qualname(code):
-    return getattr(code, "co_qualname", code.co_name)      # 3.10 has no co_qualname
 
 
 def simple(value, depth=0):
@@ -48,24 +46,9 @@ def local_reprs(frame):
     return {name: repr(value) for name, value in frame.f_locals.items() if simple(value)}
 
 
-def stacks(skip):
-    """{native thread id: [[qualname, filename, line, {local: repr}], ...] innermost first} of
-    every thread, the frames of the code objects in ``skip`` (the recorder's) left out."""
-    natives = {t.ident: t.native_id for t in threading.enumerate()}
-    out = {}
-    for ident, frame in sys._current_frames().items():
-        rows = []
-        while frame is not None:
-            if frame.f_code not in skip:
-                rows.append([qualname(frame.f_code), frame.f_code.co_filename, frame.f_lineno, local_reprs(frame)])
-            frame = frame.f_back
-        out[str(natives.get(ident, ident))] = rows
-    return out
-
-
 def record():
     with open(OUT + ".tmp", "w") as f:
-        json.dump({"pid": os.getpid(), "version": list(sys.version_info[:3]), "threads": stacks((stacks.__code__, record.__code__))}, f)
+        json.dump({"pid": os.getpid(), "version": list(sys.version_info[:3]), "threads": stacks((stacks.__code__, record.__code__), local_reprs)}, f)
     os.rename(OUT + ".tmp", OUT)
 
 

@@ -9,7 +9,8 @@ from ...frame import FrameKind
 from ...frontend import NativeBacktrace, NativeFrame, run_bt
 from ...lldbformat import DEFAULT_FRAME_FORMAT, FormatError, parse as parse_format, setting_text
 from ...lldblines import lldb_stream_lines, lldb_walk_lines
-from ...options import USAGE, parse_bt_args
+from ...options import PY_ONLY, USAGE, parse_bt_args
+from ...pyframes import lldb_py_lines, thread_tag
 from ...walker import DEFAULT_FRAME_CAP
 from . import provider as prov
 from .session import SESSION, log_path
@@ -31,6 +32,9 @@ LLDB's unwinder found too is LLDB's own line), each thread headed as in LLDB's b
   -compare  swk's frames beside LLDB's own unwinding, != where they differ.
   -v        also how each frame was found (stepper, trust), its sp and fp.
   -full     also each frame's arguments and locals.
+  -py       a Python program's own frames after each evaluator frame that runs
+            them, each thread's GIL state after its thread line (-py only: the
+            Python frames alone).
 
 Every frame down to the bottom of the stack is shown, like LLDB's bt.
 On LLDB 22 or newer, LLDB's own bt shows swk's frames where LLDB alone
@@ -125,15 +129,20 @@ class LldbText:
         self.selected_tid = sel.GetThreadID() if sel is not None and sel.IsValid() else None
 
     def lines(self, walk, tid):
+        """A walk's lines (with -py its Python frames too, pyframes.lldb_py_lines, and the
+        thread's GIL state after LLDB's thread line)."""
+        frames = lldb_py_lines if self.opts.py else lldb_walk_lines
         th = self.ps.sb_thread(tid)
         if th is None or not th.IsValid():
-            return lldb_walk_lines(walk, self.opts, self.nodes)
+            return frames(walk, self.opts, self.nodes)
         stream = lldb.SBStream()
         th.GetDescription(stream, True)
         mine = th.GetThreadID() == self.selected_tid
-        head = ("* " if mine else "  ") + stream.GetData().rstrip("\n")
+        head = ("* " if mine else "  ") + stream.GetData().rstrip("\n") + (thread_tag(walk) if self.opts.py else "")
         selected = th.GetSelectedFrame().GetFrameID() if mine else None
-        return [head] + lldb_walk_lines(walk, self.opts, self.nodes, self._native(th), selected)
+        if self.opts.py == PY_ONLY:       # numbered among themselves: LLDB's frame numbers are not theirs
+            return [head] + frames(walk, self.opts, self.nodes, None, None)
+        return [head] + frames(walk, self.opts, self.nodes, self._native(th), selected)
 
     def stream(self, head, rest, tid, emit, collapse, top_inlines):
         """A deep walk (stream.py) as lines: its thread line, then frames in LLDB's format,
@@ -259,7 +268,8 @@ class SwkSettingsCommand:
     def _show(self):
         if prov.HAVE_PROVIDERS:
             p = (f"{'on' if SESSION.provider_enabled else 'off'} "
-                 f"({prov.STATS['swk']} frames given by swk, {prov.STATS['lldb']} kept from LLDB)")
+                 f"({prov.STATS['swk']} frames given by swk, {prov.STATS['lldb']} kept from LLDB, "
+                 f"{prov.STATS['python']} Python frames)")
         else:
             p = "unavailable (this LLDB has no frame providers; LLDB 22 or newer has)"
         return (f"frame-cap: {SESSION.frame_cap}"

@@ -15,6 +15,9 @@ frames as more are asked for) and lines swk's frames up with LLDB's own
   jit/symbols.named_only_by_swk) is given as a ScriptedFrame (JitNamedFrame): LLDB
   has no symbol there, and a frame given as {"idx", "pc"} (or LLDB's own) only
   shows its pc; a ScriptedFrame carries its name;
+* in a CPython process, each _PyEval_EvalFrameDefault frame is followed by the Python
+  frames its call was running, ScriptedFrames named ``[Python] NAME (FILE:LINE)``
+  (pyframes.py); the thread is then walked whole at once, to place them;
 * LLDB frames that match none of swk's (junk past a frame LLDB could not
   unwind) are dropped; when swk's walk ends without reaching the bottom of the
   stack at a frame LLDB also has, LLDB's frames below it are kept.
@@ -32,8 +35,10 @@ import bisect
 
 import lldb
 
+from ...interp.cpython import find_runtime
 from ...jit.symbols import named_only_by_swk
-from .procstate import frame_registers
+from .procstate import frame_registers, register_bytes
+from .pyframes import PythonFrame, python_runs
 from .session import SESSION
 
 try:
@@ -73,7 +78,7 @@ MATCH_AHEAD, MATCH_MOST = 64, 4096
 MAX_INPUT = 1_000_000
 
 #: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
-STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0, "jit": 0}
+STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0, "jit": 0, "python": 0}
 
 
 class JitNamedFrame(ScriptedFrame):
@@ -129,6 +134,7 @@ class SwkFrameProvider(ScriptedFrameProvider):
         self._real = None       # [(pc, sp, inlined, artificial)] of LLDB's frames
         self._index = None      # (pc, sp) -> sorted LLDB frame indices
         self._regs0 = None      # frame 0's registers
+        self._py = None         # ({walk index: [PythonFrame] after it}, [PythonFrame] first)
         STATS["providers"] += 1
 
     def _setup(self):
@@ -178,6 +184,10 @@ class SwkFrameProvider(ScriptedFrameProvider):
                     STATS["jit"] += 1
                     entry.idx = index
                     return entry
+                if isinstance(entry, PythonFrame):
+                    STATS["python"] += 1
+                    entry.idx = index
+                    return entry
                 STATS["lldb"] += 1
                 return entry
             return None
@@ -197,7 +207,13 @@ class SwkFrameProvider(ScriptedFrameProvider):
         self._copy(1)
         if self._real and self.process is not None:
             walker = SESSION.walker_for(self.process)
-            self._regs0 = frame_registers(self.input_frames.GetFrameAtIndex(0), walker.process_state.arch)
+            arch = walker.process_state.arch
+            frame0 = self.input_frames.GetFrameAtIndex(0)
+            self._regs0 = frame_registers(frame0, arch)
+            if arch.thread_pointer:     # CPython 3.10 finds a thread's state by its thread pointer
+                data = register_bytes(frame0, arch.thread_pointer)
+                if data:
+                    self._regs0[arch.thread_pointer] = arch.unpack_int(data)
 
     def _copy(self, n=None):
         """LLDB's frames copied up to index ``n`` - 1 (None: all of them)."""
@@ -256,7 +272,26 @@ class SwkFrameProvider(ScriptedFrameProvider):
         del walker.stepper_errors[n_errors:]   # swk-bt shows its own; these would pile up for ever
         return self._walk
 
+    def _python(self):
+        """The Python frames to place (pyframes.python_runs), from the whole walk of the thread."""
+        if self._py is None:
+            walker = SESSION.walker_for(self.process)
+            runs = None
+            if find_runtime(walker.process_state) is not None:
+                runs = python_runs(walker.process_state, self._walk_to(walker.frame_cap))
+            self._py = runs or ({}, [])
+        return self._py
+
     def _place_next(self):
+        k = self._k
+        self._place_native()
+        after, before = self._python()
+        if k == 0 and self._out:
+            self._out.extend(before)
+        if len(self._out) and self._k > k:
+            self._out.extend(after.get(k, ()))
+
+    def _place_native(self):
         walk = self._walk_to(self._k)
         if self._k >= len(walk):
             # swk's walk is over.  It gave up at a frame LLDB has too: keep LLDB's frames below.
@@ -290,9 +325,16 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 self._out.extend(keep)
             end = m
             key = self._real[m][:2]
+            # before an evaluator frame's Python frames, all of LLDB's frames of the physical
+            # frame: its inlined calls, innermost first, then the concrete function, at one sp
+            # (a caller inlined at its call's own pc: LLDB's _PyEval_EvalFrameDefault itself)
+            whole = bool(self._python()[0].get(self._k))
             while True:    # LLDB's inlined frames share the pc and sp of their concrete frame
                 self._copy(end + 2)
-                if end + 1 >= self._n_real() or self._real[end + 1][:2] != key:
+                if end + 1 >= self._n_real():
+                    break
+                nxt = self._real[end + 1]
+                if nxt[:2] != key and not (whole and self._real[end][2] and nxt[1] == key[1]):
                     break
                 end += 1
             self._out.extend(range(m, end + 1))
