@@ -115,77 +115,54 @@ class ElfSymbolLookup(SymbolLookup):
 
     def at_line_start(self, frame):
         """Whether the frame's pc is exactly where a source line begins."""
-        lib = frame.library
-        if lib is None or lib.module is None:
-            return False
-        lines = module_lines(lib.module)
-        return bool(lines is not None and lines.is_line_start(frame.ra - lib.base))
+        return bool(_ask_lines(frame.library, frame.ra, lambda lines, off: lines.is_line_start(off)))
 
     def source_line(self, frame):
         """(file, line) of the frame's lookup pc, or None."""
-        lib = frame.library
-        if lib is None or lib.module is None:
-            return None
-        lines = module_lines(lib.module)
-        if lines is None:
-            return None
-        try:
-            return lines.lookup(frame.lookup_pc - lib.base)
-        except Exception:
-            return None
+        return _ask_lines(frame.library, frame.lookup_pc, lambda lines, off: lines.lookup(off))
 
     def source_unit(self, frame):
         """(module, CU offset, compilation directory) of the frame's lookup pc, or None: the
         unit a frame's source line is read from (sourcelines.SourceLister)."""
-        lib = frame.library
-        if lib is None or lib.module is None:
-            return None
-        lines = module_lines(lib.module)
-        if lines is None:
-            return None
-        try:
-            unit = lines.source_unit(frame.lookup_pc - lib.base)
-        except Exception:
-            return None
-        return None if unit is None else (lib.module, *unit)
+        unit = _ask_lines(frame.library, frame.lookup_pc, lambda lines, off: lines.source_unit(off))
+        return None if unit is None else (frame.library.module, *unit)
 
     def code_line(self, lib, addr):
         """(file, line, column) LLDB gives code at ``addr`` in ``lib`` (a pointer's target: no
         pc - 1), or None without line information."""
-        if lib.module is None:
-            return None
-        lines = module_lines(lib.module)
-        if lines is None:
-            return None
-        try:
-            off = addr - lib.base
+        def ask(lines, off):
             fl = lines.lookup(off)
-            cu = lines._cu(off)
-            row = row_at(lines._dwarf, cu, off) if cu is not None else None
-        except Exception:
-            return None
-        if fl is None:
-            return None
-        line, column = row if row is not None else (fl[1], 0)
-        return fl[0], line, column
+            if fl is None:
+                return None
+            line, column = _row(lines, off) or (fl[1], 0)
+            return fl[0], line, column
+        return _ask_lines(lib, addr, ask)
 
     def source_column(self, frame, line):
         """The column LLDB gives the frame's lookup pc (its line program's row there, every
         row kept: dwarf/linerows.py) where that row is at ``line``, else None."""
-        lib = frame.library
-        if lib is None or lib.module is None:
-            return None
-        lines = module_lines(lib.module)
-        if lines is None:
-            return None
-        try:
-            addr = frame.lookup_pc - lib.base
-            cu = lines._cu(addr)
-            row = row_at(lines._dwarf, cu, addr) if cu is not None else None
-        except Exception:
-            return None
+        row = _ask_lines(frame.library, frame.lookup_pc, _row)
         return row[1] if row is not None and row[0] == line and row[1] else None
 
+
+def _ask_lines(lib, addr, ask):
+    """``ask(line table, unbiased addr)`` of the library's line table, or None where it has
+    none or the DWARF fails (bad DWARF costs only names and lines)."""
+    if lib is None or lib.module is None:
+        return None
+    lines = module_lines(lib.module)
+    if lines is None:
+        return None
+    try:
+        return ask(lines, addr - lib.base)
+    except Exception:
+        return None
+
+
+def _row(lines, off):
+    """(line, column) of LLDB's line-table row at ``off`` (dwarf/linerows.py), or None."""
+    cu = lines._cu(off)
+    return row_at(lines._dwarf, cu, off) if cu is not None else None
 
 def dwarf_function_name(module, addr):
     """The DWARF subprogram's name at unbiased ``addr`` (qualified like GDB's), or None."""
