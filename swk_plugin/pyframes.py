@@ -131,7 +131,8 @@ def _json(walk, shown, chosen, stack, thread_num, tid, opts):
         rt = stack.runtime
         out["python"] = {"version": rt.version_text, "thread_state": stack.tstate.address if stack.tstate else None,
                          "debug_offsets": rt.debug_offsets, "error": stack.error, "gil": thread_gil_state(walk),
-                         "runtime": rt.address, "scanned": rt.scanned}
+                         "runtime": rt.address, "scanned": rt.scanned,
+                         "layout": list(rt.layout_sources)}
     return json.dumps(out)
 
 

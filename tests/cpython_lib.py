@@ -30,6 +30,25 @@ class Interpreter:
     def exists(self):
         return self.python.exists() and (self.include / "internal").is_dir()
 
+    @property
+    def library(self):
+        """The file that defines _PyRuntime: pyenv's libpython, else the program itself."""
+        lib = self.python.parent.parent / "lib" / f"libpython{self.version[0]}.{self.version[1]}.so.1.0"
+        return lib if lib.exists() else self.python
+
+
+def has_dwarf(path) -> bool:
+    """Whether ``path`` has DWARF, in itself or in the separate file its build ID names
+    (python3.11-dbg's), as binutils' readelf sees it."""
+    def sections(p):
+        out = subprocess.run(["readelf", "-S", "-W", str(p)], capture_output=True, text=True).stdout
+        return " .debug_info " in out
+    if sections(path):
+        return True
+    notes = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True).stdout
+    ids = [line.split()[-1] for line in notes.splitlines() if "Build ID:" in line]
+    return any(sections(p) for i in ids if (p := Path(f"/usr/lib/debug/.build-id/{i[:2]}/{i[2:]}.debug")).exists())
+
 
 def _pyenv(full):
     minor = ".".join(full.split(".")[:2])
@@ -45,6 +64,11 @@ INTERPRETERS = [
     _pyenv("3.12.1"),
     _pyenv("3.13.0"),
 ]
+
+
+def probe_fields(version):
+    """{layouts field: the C expression the probe prints for it}."""
+    return _fields(version)
 
 
 def _fields(version):
@@ -83,6 +107,20 @@ def _fields(version):
               "cell_ref": "offsetof(PyCellObject, ob_ref)",
               "long_shift": "PyLong_SHIFT",
               "sizeof_digit": "sizeof(digit)"})
+    # a dict's entries (3.10 keeps its keys object in Objects/dict-common.h: not installed)
+    f.update({"dict_keys": "offsetof(PyDictObject, ma_keys)", "dict_values": "offsetof(PyDictObject, ma_values)"})
+    if v >= (3, 11):
+        f.update({"dictkeys_log2_index_bytes": "offsetof(PyDictKeysObject, dk_log2_index_bytes)",
+                  "dictkeys_kind": "offsetof(PyDictKeysObject, dk_kind)",
+                  "dictkeys_nentries": "offsetof(PyDictKeysObject, dk_nentries)",
+                  "dictkeys_indices": "offsetof(PyDictKeysObject, dk_indices)",
+                  "dict_kind_general": "DICT_KEYS_GENERAL",
+                  "sizeof_dictkeyentry": "sizeof(PyDictKeyEntry)",
+                  "dictkeyentry_key": "offsetof(PyDictKeyEntry, me_key)",
+                  "dictkeyentry_value": "offsetof(PyDictKeyEntry, me_value)",
+                  "sizeof_dictunicodeentry": "sizeof(PyDictUnicodeEntry)",
+                  "dictunicodeentry_key": "offsetof(PyDictUnicodeEntry, me_key)",
+                  "dictunicodeentry_value": "offsetof(PyDictUnicodeEntry, me_value)"})
     if v < (3, 12):
         f["long_digits"] = "offsetof(PyLongObject, ob_digit)"
     else:
@@ -143,12 +181,12 @@ def _fields(version):
 
 #: The headers the probe includes (each version's internal headers name these).
 _INCLUDES = ("Python.h", "frameobject.h", "internal/pycore_runtime.h", "internal/pycore_interp.h",
-             "internal/pycore_frame.h", "internal/pycore_code.h")
+             "internal/pycore_frame.h", "internal/pycore_code.h", "internal/pycore_dict.h")
 
 
 def probe_source(version):
     lines = ["#define Py_BUILD_CORE 1", "#include <stddef.h>", "#include <stdio.h>", "#include <string.h>"]
-    lines += [f"#include <{h}>" for h in _INCLUDES if version >= (3, 11) or "frame.h" not in h]
+    lines += [f"#include <{h}>" for h in _INCLUDES if version >= (3, 11) or ("frame.h" not in h and "dict.h" not in h)]
     lines += ["#include <longintrepr.h>" if version < (3, 11) else "#include <cpython/longintrepr.h>"]
     lines += ["static unsigned long long state_bits(int which) {",
               "    PyASCIIObject o;",

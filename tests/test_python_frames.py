@@ -28,7 +28,7 @@ import time
 import pytest
 
 import swk_suite as S
-from cpython_lib import INTERPRETERS
+from cpython_lib import INTERPRETERS, has_dwarf
 from swk_testlib import CORPUS, GDB, GDB_INIT, PYTHON, REPO, parse_swk_json, run_cmd
 
 PROGRAM = CORPUS / "py_frames.py"
@@ -150,13 +150,18 @@ def check_walk(walk, run, cut=False, named=True):
         between("generator", "drive", "builtin_next")
 
 
-def check_process(walks, run, cut=False, named=True):
+def check_process(walks, run, cut=False, named=True, dwarf=None):
+    """``dwarf``: whether the interpreter carries DWARF (None: as readelf finds it)."""
     assert {str(w["tid"]) for w in walks} == set(run.record["threads"])
+    dwarf = has_dwarf(run.interp.library) if dwarf is None else dwarf
     for walk in walks:
         check_walk(walk, run, cut, named)
         assert walk["python"]["version"].startswith(".".join(map(str, run.interp.version)))
         if run.interp.version >= (3, 13):
             assert walk["python"]["debug_offsets"], "3.13's own _Py_DebugOffsets were not read"
+        # the layout's sources, the winner first: the debug offsets, the DWARF, the table
+        want = ["debug offsets"] * (run.interp.version >= (3, 13)) + ["DWARF"] * dwarf + ["table"]
+        assert walk["python"]["layout"] == want, (walk["python"]["layout"], want)
 
 
 def test_live_pid(stopped):
@@ -207,7 +212,7 @@ def test_python_frames_only(stopped):
 
 def test_python_locals(stopped):
     """--py --full: each Python frame's locals, the simple ones as the program's own repr()
-    of them (a cell and a free variable included), on the live process and in text."""
+    of them (a cell and a free variable included, dicts' items), on the live process and in text."""
     walks = parse_swk_json(swk("bt", "--pid", stopped.pid, "--py", "only", "--full", "--json"))
     seen = 0
     for walk in walks:
@@ -217,6 +222,9 @@ def test_python_locals(stopped):
                 assert ours.get(name) == value, (f["function"], name, ours.get(name), value)
                 seen += 1
     assert seen > 20, seen
+    # the dicts (str keys; other keys, one deleted), the tuple holding a list: compared above
+    leaf_rows = [row[3] for rows in stopped.record["threads"].values() for row in rows if row[0] == "leaf"]
+    assert leaf_rows and all({"names", "table", "parts"} <= set(r) for r in leaf_rows), leaf_rows[:1]
     leaf = next(f for w in walks for f in w["frames"] if f["function"] == "leaf")
     drive = next(f for w in walks for f in w["frames"] if f["function"] == "drive")
     assert {v["name"] for v in drive["locals"]} >= {"n", "depth"}

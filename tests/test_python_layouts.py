@@ -3,6 +3,10 @@
 - Every field of swk_plugin/interp/layouts.py's table for a version equals offsetof() (or the
   constant) compiled from that interpreter's own internal headers (cpython_lib.header_layout),
   for each interpreter of the machine: pyenv's 3.10, 3.11, 3.12, 3.13 and Debian's 3.11.
+- The layout read from each interpreter's own DWARF (interp/dwarflayout.py: pyenv's builds,
+  Debian's through python3.11-dbg) states every offset, size and enumerator the headers give
+  (all but their macros), each equal to the headers' and so to the table's (and 3.10's dict
+  keys, in no installed header, which only DWARF gives).
 - 3.13's _Py_DebugOffsets, as swk parses them out of libpython's own _PyRuntime, equal those
   headers too.
 - The line tables (PEP 626's and PEP 657's) decoded by swk give, at every instruction, the line
@@ -16,11 +20,12 @@ import subprocess
 
 import pytest
 
-from cpython_lib import INTERPRETERS, header_layout
+from cpython_lib import INTERPRETERS, has_dwarf, header_layout, probe_fields
 
 from swk_plugin.elf.module import open_module
 from swk_plugin.elf.symbols import module_symbols
 from swk_plugin.interp import debugoffsets
+from swk_plugin.interp.dwarflayout import dwarf_fields
 from swk_plugin.interp.layouts import layout_for
 from swk_plugin.interp.linetable import LineTable
 
@@ -44,6 +49,27 @@ def test_layout_is_the_headers(interp):
     stated = {name for name, value in vars(layout).items() if value is not None and name != "version"}
     assert stated <= set(compiled) | {"frame_lineno", "ob_type", "var_size", "unicode_length", "unicode_state",
                                       "sizeof_ascii", "sizeof_compact", "bytes_sval"}, stated - set(compiled)
+
+
+@pytest.mark.parametrize("interp", INTERPRETERS, ids=IDS)
+def test_dwarf_layout_is_the_headers(interp):
+    """What the interpreter's DWARF says of its structs is what its headers say: every
+    offsetof(), sizeof(), bitfield and enumerator; the macros (#define) DWARF cannot say."""
+    _need(interp)
+    assert has_dwarf(interp.library), f"{interp.library} has no DWARF (python3.11-dbg: scripts/setup.sh)"
+    mod = open_module(str(interp.library))
+    evaluator = [s for s in module_symbols(mod).by_name("_PyEval_EvalFrameDefault") if s.value]
+    found = dwarf_fields(mod, interp.version, mod.byteorder, evaluator[0].value)
+    compiled = header_layout(interp)
+    # what no installed header states (3.10's dict keys object, in Objects/dict-common.h) is
+    # held against the program's own repr() of its dicts instead (test_python_frames.py)
+    wrong = {k: (v, compiled[k]) for k, v in found.items() if k in compiled and compiled[k] != v}
+    assert not wrong, f"(DWARF, headers) for {interp.name}: {wrong}"
+    macros = {name for name, expr in probe_fields(interp.version).items()
+              if not expr.startswith(("offsetof(", "sizeof(", "state_bits(", "FRAME_OWNED_BY_"))}
+    assert set(compiled) - macros <= set(found), set(compiled) - macros - set(found)
+    table = layout_for(interp.version)
+    assert all(getattr(table, k) == v for k, v in found.items() if k in compiled)
 
 
 def test_debug_offsets_are_the_headers():

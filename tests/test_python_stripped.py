@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from cpython_lib import INTERPRETERS, PYENV
+from cpython_lib import INTERPRETERS, PYENV, has_dwarf
 from swk_testlib import parse_swk_json, run_cmd
 from test_python_frames import Stopped, check_process, swk
 
@@ -62,11 +62,12 @@ def test_stripped_interpreter(interp, tmp_path, monkeypatch):
         base = int(next(line for line in maps.splitlines() if str(lib) in line).split("-")[0], 16)
         want = base + _runtime_offset(original)
         walks = parse_swk_json(swk("bt", "--pid", run.pid, "--py", "--json"))
-        check_process(walks, run, named=False)
+        assert not has_dwarf(lib) and not has_dwarf(python)
+        check_process(walks, run, named=False, dwarf=False)
         assert all(w["python"]["scanned"] and w["python"]["runtime"] == want for w in walks), walks[0]["python"]
         core = run.make_core(tmp_path)
         walks = parse_swk_json(swk("bt", "--core", core, "--py", "--json"))
-        check_process(walks, run, named=False)
+        check_process(walks, run, named=False, dwarf=False)
         assert all(w["python"]["scanned"] and w["python"]["runtime"] == want for w in walks)
     finally:
         run.close()

@@ -7,7 +7,8 @@ without running anything in the target (a core has nothing to run):
 - ``_PyRuntime`` by symbol (exported by libpython or a static interpreter), else by its shape
   in the writable data of a stripped one (scan.py); the version from
   ``Py_Version`` (3.11+), else the library's or program's name (python3.10); the layout from
-  layouts.py, overridden by _Py_DebugOffsets where the runtime starts with them (3.13);
+  layouts.py, overridden by the interpreter's own DWARF where it has debug info
+  (dwarflayout.py), and by _Py_DebugOffsets where the runtime starts with them (3.13);
 - the interpreters (``interpreters.head``, ``next``) and their PyThreadStates (``threads.head``
   or 3.10's ``tstate_head``, ``next``); a PyThreadState is an OS thread's by
   ``native_thread_id`` (3.11+), in 3.10 by ``thread_id``, which is pthread_self(): the
@@ -31,6 +32,7 @@ from ..elf.symbols import module_symbols
 from ..errors import MemoryReadError, SwkError
 from ..linux.tls import thread_descriptor
 from . import debugoffsets, scan
+from .dwarflayout import dwarf_fields
 from .layouts import layout_for, supported_versions
 from .linetable import LineTable
 from .objects import read_bytes, read_unicode
@@ -59,14 +61,15 @@ class PyRuntime:
     """The target's _PyRuntime: its address, CPython version (major, minor, micro), the Layout
     read with (None, and ``why``, where swk has none), the library that defines it, the
     address of PyCode_Type (to check that a frame's code is a code object), whether the
-    layout came with the runtime's own _Py_DebugOffsets, and whether it was found by scanning
-    (``scanned``: its symbol is gone)."""
+    layout came with the runtime's own _Py_DebugOffsets, where its fields came from
+    (``layout_sources``: of "debug offsets", "DWARF", "table", those that gave any, first
+    the one that wins), and whether it was found by scanning (``scanned``: its symbol is gone)."""
 
     def __init__(self, address, version, layout, library, code_type=None, debug_offsets=False, why=None,
-                 scanned=False):
+                 scanned=False, layout_sources=()):
         self.address, self.version, self.layout, self.library = address, version, layout, library
         self.code_type, self.debug_offsets, self.why = code_type, debug_offsets, why
-        self.scanned = scanned
+        self.scanned, self.layout_sources = scanned, tuple(layout_sources)
 
     def symbol(self, name):
         """The address of symbol ``name`` of the runtime's library, or None."""
@@ -227,9 +230,25 @@ def _runtime_at(ps, lib, address, version=None, scanned=False):
         why = (f"swk reads CPython {known} on 64-bit targets, not {version[0]}.{version[1]}"
                + (f" on {arch.ptr_size * 8}-bit {arch.name}" if arch.ptr_size != 8 else ""))
         return PyRuntime(address, version, None, lib, code_type, why=why)
+    layout, sources = _overridden(layout, lib, version, arch.byteorder, debug)
+    return PyRuntime(address, version, layout, lib, code_type, debug_offsets=debug is not None, scanned=scanned,
+                     layout_sources=sources)
+
+
+def _overridden(layout, lib, version, byteorder, debug):
+    """(``layout`` with the fields the library's DWARF states, then those of its
+    _Py_DebugOffsets ``debug``; the sources that gave any, the winner first)."""
+    sources = ["table"]
+    mod = lib.module
+    hits = [s for s in module_symbols(mod).by_name(EVAL_FUNCTION) if s.value] if mod is not None else []
+    found = dwarf_fields(mod, version, byteorder, hits[0].value if hits else None)
+    if found:
+        layout = layout.replace(**found)
+        sources.insert(0, "DWARF")
     if debug is not None:
         layout = layout.replace(**debug.layout_fields())
-    return PyRuntime(address, version, layout, lib, code_type, debug_offsets=debug is not None, scanned=scanned)
+        sources.insert(0, "debug offsets")
+    return layout, sources
 
 
 # --- threads -------------------------------------------------------------------------------

@@ -75,6 +75,22 @@ class Layout:
     type_name: int = 24                 # PyTypeObject.tp_name
     dict_used: int = 16                 # PyDictObject.ma_used
     cell_ref: int = 16                  # PyCellObject.ob_ref
+    # a dict's entries (-full): its keys object's indices, then entries; 3.10's keys object is
+    # in no installed header, so its table leaves them None (read from DWARF only)
+    dict_keys: int = 32                 # PyDictObject.ma_keys
+    dict_values: int = 40               # ma_values: a split table's values (not read)
+    dictkeys_size: int = None           # 3.10: dk_size (Py_ssize_t); the indices' width follows from it
+    dictkeys_log2_index_bytes: int = None   # 3.11+: the indices' bytes, log2 (uint8_t)
+    dictkeys_kind: int = None           # 3.11+: dk_kind (uint8_t): which entries
+    dict_kind_general: int = None       # 3.11+: DICT_KEYS_GENERAL (PyDictKeyEntry; else PyDictUnicodeEntry)
+    dictkeys_nentries: int = None       # Py_ssize_t
+    dictkeys_indices: int = None
+    sizeof_dictkeyentry: int = None
+    dictkeyentry_key: int = None
+    dictkeyentry_value: int = None
+    sizeof_dictunicodeentry: int = None
+    dictunicodeentry_key: int = None
+    dictunicodeentry_value: int = None
     long_digits: int = 24               # PyLongObject's ob_digit (3.12+: long_value.ob_digit)
     long_tag: int = None                # 3.12+: long_value.lv_tag (3.10, 3.11: ob_size's sign and count)
     long_shift: int = 30                # PyLong_SHIFT
@@ -131,6 +147,12 @@ _V313 = Layout(
     code_adaptive=200, code_firsttraceable=184, sizeof_ascii=40, sizeof_compact=56,
     code_nlocalsplus=72, code_localsplusnames=96, code_localspluskinds=104, fast_cell=0x40, fast_free=0x80,
     long_tag=16, interp_ceval_gil=16)
+
+#: 3.11+'s dict keys (pycore_dict.h), the same in 3.11, 3.12 and 3.13.
+_DICT_311 = dict(dictkeys_log2_index_bytes=9, dictkeys_kind=10, dict_kind_general=0, dictkeys_nentries=24,
+                 dictkeys_indices=32, sizeof_dictkeyentry=24, dictkeyentry_key=8, dictkeyentry_value=16,
+                 sizeof_dictunicodeentry=16, dictunicodeentry_key=0, dictunicodeentry_value=8)
+_V311, _V312, _V313 = (v.replace(**_DICT_311) for v in (_V311, _V312, _V313))
 
 #: (major, minor) -> Layout, for 64-bit targets.
 LAYOUTS = {layout.version: layout for layout in (_V310, _V311, _V312, _V313)}

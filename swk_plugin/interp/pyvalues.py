@@ -7,8 +7,11 @@ marking cells and free variables (CO_FAST_CELL, CO_FAST_FREE).  A slot still NUL
 variable not yet bound: left out, as Python's own f_locals leaves it out.
 
 Values are shown as repr() shows them for the types that can be read without running code:
-int, float, str, bytes, None, True, False, and tuples and lists of those (the first few
-items, two levels deep); a dict by its size; anything else as ``<TYPE object at 0x...>``.
+int, float, str, bytes, None, True, False, and tuples, lists and dicts of those (the first
+few items, two levels deep); anything else as ``<TYPE object at 0x...>``.  A dict's items are
+its keys object's entries in order (insertion order), deleted ones (NULL value) passed over;
+a split table (an instance's __dict__, values apart from keys) or a version whose keys object
+swk has no layout of (3.10 without DWARF) is shown by its size.
 Each type is known by the address of its type object (PyLong_Type, ...), found by symbol.
 A float's text is repr() of the same double here, which is the target's.
 """
@@ -24,6 +27,8 @@ SINGLETONS = {"_Py_NoneStruct": "None", "_Py_TrueStruct": "True", "_Py_FalseStru
 #: How much of a value is shown: items of a tuple or list, levels of them, characters.
 MAX_ITEMS = 8
 MAX_DEPTH = 2
+#: Most entries of a dict's table read for its first items (deleted ones among them).
+MAX_ENTRIES = 64
 MAX_TEXT = 200
 #: An int of more digits than this is shown by its size.
 MAX_DIGITS = 64
@@ -143,8 +148,7 @@ def short_repr(ps, runtime, addr, depth=0):
         if tp in (types.get("PyTuple_Type"), types.get("PyList_Type")):
             return _sequence(ps, runtime, addr, tp == types.get("PyTuple_Type"), depth)
         if tp == types.get("PyDict_Type"):
-            n = ps.read_uint(addr + layout.dict_used, 8)
-            return "{}" if not n else f"{{...}} ({n} items)" if n != 1 else "{...} (1 item)"
+            return _dict(ps, runtime, addr, depth)
         return f"<{_type_name(ps, layout, tp)} object at 0x{addr:x}>"
     except MemoryReadError:
         return f"<unreadable object at 0x{addr:x}>"
@@ -199,3 +203,50 @@ def _sequence(ps, runtime, addr, is_tuple, depth):
     if is_tuple and n == 1:
         return f"({parts[0]},)"
     return open_ + ", ".join(parts) + close
+
+
+def _dict(ps, runtime, addr, depth):
+    layout = runtime.layout
+    n = ps.read_uint(addr + layout.dict_used, 8)
+    if not n:
+        return "{}"
+    items = None
+    if depth < MAX_DEPTH and layout.dictkeys_indices is not None and not ps.read_pointer(addr + layout.dict_values):
+        items = _dict_items(ps, layout, ps.read_pointer(addr + layout.dict_keys), min(n, MAX_ITEMS))
+    if items is None:
+        return "{...}" if depth >= MAX_DEPTH else f"{{...}} ({n} items)" if n != 1 else "{...} (1 item)"
+    parts = [f"{short_repr(ps, runtime, k, depth + 1)}: {short_repr(ps, runtime, v, depth + 1)}" for k, v in items]
+    if n > len(items):
+        parts.append("...")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _dict_items(ps, layout, keys, want):
+    """[(key, value)] of the first ``want`` live entries of a combined table's keys object
+    ``keys``, or None where it does not read as one."""
+    if not keys:
+        return None
+    nentries = ps.read_uint(keys + layout.dictkeys_nentries, 8)
+    if layout.dictkeys_size is not None:                          # 3.10: indices of dk_size slots
+        size = ps.read_uint(keys + layout.dictkeys_size, 8)
+        width = 1 if size <= 0xff else 2 if size <= 0xffff else 4 if size <= 0xffffffff else 8
+        index_bytes, entry = size * width, (layout.sizeof_dictkeyentry, layout.dictkeyentry_key,
+                                            layout.dictkeyentry_value)
+    else:
+        index_bytes = 1 << ps.read_uint(keys + layout.dictkeys_log2_index_bytes, 1)
+        general = ps.read_uint(keys + layout.dictkeys_kind, 1) == layout.dict_kind_general
+        entry = ((layout.sizeof_dictkeyentry, layout.dictkeyentry_key, layout.dictkeyentry_value) if general else
+                 (layout.sizeof_dictunicodeentry, layout.dictunicodeentry_key, layout.dictunicodeentry_value))
+    size_of, key_at, value_at = entry
+    if nentries > 1 << 40 or index_bytes > 1 << 40:
+        return None
+    first, out = keys + layout.dictkeys_indices + index_bytes, []
+    for i in range(min(nentries, MAX_ENTRIES)):
+        raw = ps.read_memory(first + i * size_of, size_of)
+        key = int.from_bytes(raw[key_at:key_at + 8], ps.arch.byteorder)
+        value = int.from_bytes(raw[value_at:value_at + 8], ps.arch.byteorder)
+        if key and value:
+            out.append((key, value))
+            if len(out) >= want:
+                break
+    return out

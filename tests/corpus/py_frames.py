@@ -29,13 +29,15 @@ parked = threading.Event()
 
 def simple(value, depth=0):
     """Whether repr(value) is what a debugger can show without running code: a scalar, or a
-    short tuple or list of them."""
+    short tuple, list or dict of them, two levels deep."""
     if value is None or isinstance(value, (bool, int, float, bytes)):
         return not isinstance(value, bytes) or len(value) < 50
     if isinstance(value, str):
         return len(value) < 50
-    if isinstance(value, (tuple, list)) and depth == 0:
-        return len(value) <= 8 and all(simple(v, 1) for v in value)
+    if isinstance(value, (tuple, list)) and depth <= 1:         # swk shows two levels
+        return len(value) <= 8 and all(simple(v, depth + 1) for v in value)
+    if isinstance(value, dict) and depth <= 1:
+        return len(value) <= 8 and all(simple(k, depth + 1) and simple(v, depth + 1) for k, v in value.items())
     return False
 
 
@@ -54,6 +56,8 @@ def record():
 
 def leaf(n):
     label, ratio, parts = "leaf-é", n / 4, (n, b"x\x00", None, True, [n, -2 ** 70])
+    names, table = {"a": n, "b": "x"}, {3: 2.5, "gone": b"", None: True, (n, "t"): -n}   # str keys; others
+    del table["gone"]                                           # a deleted entry, passed over
     if n == 0:
         record(); os.kill(os.getpid(), signal.SIGSTOP)     # noqa: E702 - one line: recorded where stopped
         return 0
