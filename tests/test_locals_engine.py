@@ -1016,6 +1016,9 @@ class _FakeDwarf:
     def unit_attrs(self, cu):
         return self._attrs
 
+    def unit_sections(self, cu):
+        return self.secs            # a unit of this file (DwarfInfo.unit_sections: a split unit's are its .dwo's)
+
 
 class _FakeCU:
     def __init__(self, version, low_pc=0x1000):
@@ -1024,6 +1027,7 @@ class _FakeCU:
         self.offsz = 4
         self.low_pc = low_pc
         self.offset = 0
+        self.skeleton = None        # not a split unit (dwarf/dwo.py)
 
 
 def _uleb(v):
