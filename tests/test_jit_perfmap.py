@@ -301,3 +301,26 @@ def test_profile_names_js_frames(node_run, tmp_path):
     assert main, folded.read_text()
     assert all(";".join(reversed(js)) in line for line in main), (js, main)
     assert html.escape(next(n for n in js if js_function(n) == "down"), quote=False) in svg.read_text()
+
+
+def test_stale_map_of_a_reused_pid_is_not_read():
+    """A perf map stays in /tmp after its JIT exits, and the PID comes round again: a map last
+    written before the process now bearing the PID started (its start in /proc) is not that
+    process's and is not read (before, LLDB's bt in such a process hung on the JIT frames swk's
+    provider made of another program's names); one written after it started is."""
+    from swk_plugin.jit import perfmap
+    proc = subprocess.Popen(["sleep", "100"])
+    path = Path(perfmap.default_path(proc.pid))
+    try:
+        time.sleep(0.3)
+        path.write_text("1000 40 LazyCompile:*not_this_process\n")
+        old = time.time() - 3600
+        os.utime(path, (old, old))
+        assert perfmap.stale(str(path), proc.pid)
+        os.utime(path, None)
+        assert not perfmap.stale(str(path), proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+        path.unlink(missing_ok=True)
+    assert not perfmap.stale(str(path), proc.pid)          # no map, no process: nothing to say

@@ -9,6 +9,7 @@ taken after the later line was written).  A map is shared while the file is unch
 """
 import bisect
 import heapq
+import os
 
 from .appended import AppendedFiles
 
@@ -129,3 +130,20 @@ def open_perf_map(path):
 def default_path(pid):
     """Where a runtime writes process ``pid``'s map (perf's convention: /tmp)."""
     return f"/tmp/perf-{pid}.map" if pid else None
+
+
+def stale(path, pid):
+    """Whether the map at ``path`` was last written before the process now called ``pid``
+    started: a JIT's map stays in /tmp after it exits, and its PID comes round again to a
+    process that wrote none (its names would be another program's).  False where either
+    time cannot be read (a core's process is gone: its map is taken as it is)."""
+    try:
+        mtime = os.stat(path).st_mtime
+        with open(f"/proc/{pid}/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])    # field 22, starttime
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        started = boot + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    return mtime < started - 2          # /proc/stat's boot time is in whole seconds

@@ -50,6 +50,9 @@ class JitSymbols:
         path = self.perf_map_path(ps)
         if path is None:
             return None
+        if self.perf_map is None and ps.cache.value(("perf-map-stale", path),
+                                                    lambda: perfmap.stale(path, ps.get_process_id())):
+            return None
         return ps.cache.value(("perf-map", path), lambda: perfmap.open_perf_map(path))
 
     def current_jitdump(self, ps):
