@@ -753,6 +753,37 @@ def test_lldb_format_where_frames_differ():
         _fail(errs, "\n".join(["--- LLDB's bt ---", *own, "--- swk-bt ---", *swk]))
 
 
+def test_provider_on_lldbs_event_thread_while_bt_runs():
+    """LLDB 22 asks the provider for frames on its event thread too (printing `thread
+    select`'s stop, it asks whether the next frame is hidden) while `bt` on the main thread
+    holds the target's API lock and waits for that thread's frames: a provider making SB
+    calls there without the lock deadlocked LLDB (llvm-project PR 208242).  The provider is
+    slowed here so that `bt` always comes in while it works: LLDB's bt finishes, its frames
+    those of a `bt` not slowed, and no call had to give up on the lock."""
+    exe = T.build(["gdb_exact.c"], "gdb_exact-O2", ("-O2", "-g"), ("-pthread",))
+    slow = ("script import time; swk_lldb._place = swk_lldb.provider.SwkFrameProvider._place_next; "
+            "swk_lldb.provider.SwkFrameProvider._place_next = "
+            "lambda self: (time.sleep(0.3), swk_lldb._place(self))[1]")
+    busy = "script print('busy', swk_lldb.provider.STATS['busy'])"
+
+    def bt(setup):
+        lines, out = _lines([f"target create {exe}"], [*setup, "breakpoint set -n stop_here",
+                                                       "process launch -- condwait", "thread select 1"],
+                            ["bt", "script print('SWK-MID')", *[busy] * PROVIDERS])
+        assert "Traceback" not in out, out
+        own = lines[:lines.index("SWK-MID")]
+        # (LLDB prints `thread select`'s own status late, into what follows: from the last header on)
+        own = own[max(i for i, ln in enumerate(own) if ln.startswith("* thread")):]
+        return own, lines, out
+
+    want, _lines0, _out0 = bt([])
+    got, lines, out = bt([slow] if PROVIDERS else [])
+    assert len(got) > 4 and "`_start" in got[-1], out[-3000:]
+    assert got == want, "\n".join(["--- slowed ---", *got, "--- not slowed ---", *want])
+    if PROVIDERS:
+        assert "busy 0" in lines, lines
+
+
 NO_PROVIDER_NOTE = "has no frame providers"
 
 

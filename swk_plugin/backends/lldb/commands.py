@@ -269,7 +269,9 @@ class SwkSettingsCommand:
         if prov.HAVE_PROVIDERS:
             p = (f"{'on' if SESSION.provider_enabled else 'off'} "
                  f"({prov.STATS['swk']} frames given by swk, {prov.STATS['lldb']} kept from LLDB, "
-                 f"{prov.STATS['python']} Python frames)")
+                 f"{prov.STATS['python']} Python frames"
+                 + (f"; {prov.STATS['busy']} calls found LLDB's API lock busy" if prov.STATS['busy'] else "")
+                 + ")")
         else:
             p = "unavailable (this LLDB has no frame providers; LLDB 22 or newer has)"
         return (f"frame-cap: {SESSION.frame_cap}"

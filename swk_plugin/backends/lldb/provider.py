@@ -27,11 +27,22 @@ handed back to LLDB, so on its first call the provider copies what it needs of
 LLDB's frames (pc, sp, inlined, artificial; frame 0's registers) and never
 touches them again.
 
+LLDB 22 calls a provider on whichever thread wants the frames - its event thread
+too, printing a stop - while holding that thread's frame-list lock, and every SB call
+takes the target's API lock.  A command on another thread (`bt`) takes the API lock
+first and then wants the frame list: each waits for the other (llvm-project PR 208242,
+after 22.1).  So a provider call that has to ask LLDB anything first takes the API
+lock of the targets itself (try_lock, waiting a little: SBMutex) and holds it for the
+whole call, computing a few frames ahead so that the event thread's next questions
+(is the next frame hidden?) need no SB call; a call that cannot get the lock makes no
+SB call at all (_busy).
+
 LLDB swallows a provider's exceptions (the stack then just ends): every
 exception is caught here, written to the log file ($TMPDIR/swk-lldb.log) and
 reported once; the thread then shows LLDB's own frames.
 """
 import bisect
+import time
 
 import lldb
 
@@ -77,8 +88,15 @@ MATCH_AHEAD, MATCH_MOST = 64, 4096
 #: The most of LLDB's own frames copied (its own frame cap is 300,000).
 MAX_INPUT = 1_000_000
 
+#: How long a provider call waits for the targets' API lock before answering without it
+#: (_busy): a long wait is another thread's walk; the lock never comes when that thread
+#: waits for this thread's frame list.
+API_LOCK_PATIENCE = 3.0
+#: Frames placed past the one asked for while the lock is held (LLDB asks the next one too).
+LOOKAHEAD = 2
+
 #: Statistics for tests and `swk-settings`: frames given by swk, frames kept from LLDB.
-STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0, "jit": 0, "python": 0}
+STATS = {"swk": 0, "lldb": 0, "providers": 0, "bypassed": 0, "jit": 0, "python": 0, "busy": 0}
 
 
 class JitNamedFrame(ScriptedFrame):
@@ -148,9 +166,31 @@ class SwkFrameProvider(ScriptedFrameProvider):
         if self._bypassed or not SESSION.provider_enter():
             return self._bypass(index)
         try:
-            return self._frame_at_index(index)
+            if self._placed(index):
+                return self._answer(index)
+            held = lock_targets(API_LOCK_PATIENCE)
+            if held is None:
+                return self._busy(index)
+            try:
+                return self._frame_at_index(index)
+            finally:
+                for mutex in reversed(held):
+                    mutex.unlock()
         finally:
             SESSION.provider_exit()
+
+    def _placed(self, index):
+        """Whether the answer for ``index`` is known without asking LLDB anything."""
+        return self._ready and self._real is not None and not self._failed \
+            and SESSION.provider_enabled and (index < len(self._out) or self._done)
+
+    def _busy(self, index):
+        """Another thread holds the API lock and may be waiting for this thread's frames:
+        answered without an SB call, as after swk-bt ran elsewhere (_bypass)."""
+        STATS["busy"] += 1
+        SESSION.log(f"frame provider: the targets' API lock stayed busy for {API_LOCK_PATIENCE} s "
+                    f"(another thread wants these frames?): LLDB's own frames for this stop")
+        return self._bypass(index)
 
     def _bypass(self, index):
         """swk-bt runs on another thread: no SB call may be made (it would deadlock LLDB).
@@ -172,8 +212,18 @@ class SwkFrameProvider(ScriptedFrameProvider):
                 return self._passthrough(index)
             if index == 0:
                 return 0 if self._n_real() > 0 else None
-            while len(self._out) <= index and not self._done:
+            while len(self._out) <= index + LOOKAHEAD and not self._done:
                 self._place_next()
+            return self._answer(index)
+        except BaseException as exc:  # SystemExit too: LLDB would swallow it and end the stack
+            self._fail(exc)
+            return self._passthrough(index)
+
+    def _answer(self, index):
+        """The frame placed at ``index`` as LLDB takes it (None: the stack ends)."""
+        if index == 0:
+            return 0 if self._n_real() > 0 else None
+        try:
             if index < len(self._out):
                 entry = self._out[index]
                 if isinstance(entry, dict):
@@ -427,6 +477,29 @@ def _registered_id(target):
         if t == target:
             return pid
     return None
+
+
+def lock_targets(patience):
+    """The API lock of every target swk's provider is registered on, taken by try_lock
+    (never blocking: see the module's docstring) and tried again for up to ``patience``
+    seconds; the SBMutexes now held (to unlock), or None.  Every target's, since finding
+    which target a thread belongs to is itself an SB call that takes the lock; LLDB < 22.1
+    has no SBMutex (and no providers)."""
+    mutexes = [t.GetAPIMutex() for t, _pid in _REGISTERED if t.IsValid()]
+    deadline = time.monotonic() + patience
+    while True:
+        held = []
+        for mutex in mutexes:
+            if not mutex.try_lock():
+                break
+            held.append(mutex)
+        if len(held) == len(mutexes):
+            return held
+        for mutex in reversed(held):
+            mutex.unlock()
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.002)
 
 
 def ensure_provider(target):
