@@ -125,12 +125,30 @@ class ElfModule:
     def read_file(self, offset, size):
         if not (0 <= offset and 0 <= size and offset + size <= self.file_size):
             raise BadFileError(f"{self.name}: bad file range 0x{offset:x}+0x{size:x}")
-        with self._lock:
-            self._stream.seek(offset)
-            data = self._stream.read(size)
+        if self.path is not None:
+            data = self._pread(offset, size)
+        else:
+            with self._lock:
+                self._stream.seek(offset)
+                data = self._stream.read(size)
         if len(data) != size:
             raise BadFileError(f"{self.name}: truncated at offset 0x{offset:x}")
         return data
+
+    def _pread(self, offset, size):
+        """The bytes at ``offset``, read where they are (pread), not at a file position:
+        workers forked to walk threads (cli._in_shares) share the open file, and a seek in
+        one moved the others' reads (their threads then lost call sites and entry values)."""
+        fd = self._stream.fileno()
+        parts = []
+        while size > 0:
+            chunk = os.pread(fd, min(size, 1 << 30), offset)
+            if not chunk:
+                break
+            parts.append(chunk)
+            offset += len(chunk)
+            size -= len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     @property
     def is_pie_or_shared(self):
