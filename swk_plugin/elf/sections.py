@@ -6,13 +6,15 @@ older ``.zdebug_*`` sections (a "ZLIB" header).  ``inflate_section`` serves
 every section read (ElfModule.section(...).data, the CFI readers);
 ``DebugSections`` serves the DWARF readers and inflates .debug_info only as
 far as the units asked for have needed; ``prefetch`` inflates sections a walk will
-need in a background thread while the walk goes on.
+need in a background thread while the walk goes on.  A section inflated whole is kept on
+disk by build-id for the next process (inflated.py).
 """
 import struct
 import threading
 import zlib
 
 from ..errors import BadFileError
+from . import inflated
 
 SHF_COMPRESSED = 0x800
 ELFCOMPRESS_ZLIB, ELFCOMPRESS_ZSTD = 1, 2
@@ -116,6 +118,9 @@ class DebugSections:
         self._cache = {}
         self._lazy = {}
         self._prefetching = False
+        self._disk_tried = set()
+        #: sections taken from the on-disk cache, and sections written to it (for -v and tests)
+        self.from_disk, self.to_disk = [], []
 
     def prefetch(self, names, max_size=64 << 20):
         """Inflate the zlib-compressed ones of ``names`` (up to ``max_size`` bytes each) whole,
@@ -127,7 +132,7 @@ class DebugSections:
         self._prefetching = True
         todo = []
         for name in names:
-            if name in self._cache:
+            if name in self._cache or self._disk(name):
                 continue
             job = self._compressed(name)
             if job is not None and job[2] <= max_size:
@@ -146,6 +151,62 @@ class DebugSections:
                 continue
             self._cache.setdefault(name, data)    # readers take it from here on
             self._lazy.pop(name, None)
+            self._keep(name, data)
+
+    # --- the on-disk cache (inflated.py) ------------------------------------------------------
+    def _disk_key(self, name):
+        """(build-id, section, file offset, compressed size, inflated size) of a compressed
+        section, or None (not compressed with zlib, no build-id, unreadable)."""
+        try:
+            build_id = self.module.build_id
+            if not build_id:
+                return None
+            h = self._hdrs.get(name)
+            if h is not None and h[0] != "SHT_NOBITS" and h[3] > 0:
+                hsz = 24 if self.is64 else 12
+                if not h[1] & SHF_COMPRESSED or h[3] <= hsz:
+                    return None
+                raw = self.module.read_file(h[2], hsz)
+                e = "<" if self.little else ">"
+                if self.is64:
+                    ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", raw, 0)
+                else:
+                    ch_type, size, _align = struct.unpack_from(e + "III", raw, 0)
+                return (build_id, name, h[2], h[3], size) if ch_type == ELFCOMPRESS_ZLIB else None
+            if name.startswith(".debug_"):
+                zname = ".zdebug_" + name[7:]
+                z = self._hdrs.get(zname)
+                if z is not None and z[0] != "SHT_NOBITS" and z[3] > 12:
+                    raw = self.module.read_file(z[2], 12)
+                    if raw[:4] == b"ZLIB":
+                        return build_id, zname, z[2], z[3], int.from_bytes(raw[4:12], "big")
+        except (BadFileError, struct.error, ValueError, OSError, AttributeError):
+            return None
+        return None
+
+    def _disk(self, name):
+        """Whether the section is now in hand from the on-disk cache (looked for once)."""
+        if name in self._cache:
+            return True
+        if name in self._disk_tried:
+            return False
+        self._disk_tried.add(name)
+        key = self._disk_key(name)
+        data = inflated.load(*key) if key is not None else None
+        if data is None:
+            return False
+        self._cache[name] = data
+        self._lazy.pop(name, None)
+        self.from_disk.append(name)
+        return True
+
+    def _keep(self, name, data):
+        """Write a section just inflated whole to the on-disk cache."""
+        if data is None or len(data) < inflated.MIN_SIZE:
+            return
+        key = self._disk_key(name)
+        if key is not None and key[4] == len(data) and inflated.store(key[0], key[1], key[2], key[3], data):
+            self.to_disk.append(name)
 
     def _compressed(self, name):
         """(raw bytes, where its zlib stream starts, its size) of a zlib-compressed section,
@@ -182,7 +243,7 @@ class DebugSections:
 
     def get(self, name):
         """The whole section (None if absent or unreadable)."""
-        if name in self._cache:
+        if name in self._cache or self._disk(name):
             return self._cache[name]
         lazy = self._lazy.pop(name, None)
         data = None
@@ -191,13 +252,14 @@ class DebugSections:
         except (BadFileError, zlib.error, ValueError, OSError, struct.error):
             data = None
         self._cache[name] = data
+        self._keep(name, data)
         return data
 
     def upto(self, name, end):
         """The section's first ``end`` bytes at least (all of it if shorter), inflating a
         zlib-compressed section only that far: one unit of libc's 6 MB .debug_info costs
         a fraction of inflating it all (~30 ms)."""
-        if name in self._cache:
+        if name in self._cache or self._disk(name):
             return self._cache[name]
         lazy = self._lazy.get(name)
         if lazy is None:
@@ -206,7 +268,12 @@ class DebugSections:
                 return self.get(name)
             self._lazy[name] = lazy
         try:
-            return lazy.upto(end)
+            data = lazy.upto(end)
+            if lazy.done and self._lazy.pop(name, None) is not None:   # inflated whole by now
+                self._cache[name] = lazy.whole()
+                self._keep(name, self._cache[name])
+                return self._cache[name]
+            return data
         except (zlib.error, ValueError):
             self._lazy.pop(name, None)
             self._cache[name] = None

@@ -1,0 +1,125 @@
+"""The on-disk cache of inflated debug sections (swk_plugin/elf/inflated.py, issue 25).
+
+libc6-dbg's debug file (zlib-compressed, as Debian ships it) is the subject: the bytes kept
+are pyelftools' own inflation of each section; `swk bt --pid` of a process parked in libc
+prints the same with an empty cache, a warm one and a damaged one; the warm run reads the
+files (they are marked used) and inflates nothing it found there; SWK_CACHE_DIR=off keeps
+nothing; the cache keeps to its size by dropping the files used least recently.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from swk_plugin.elf import inflated
+from swk_plugin.elf.debugfile import attach_debug_file
+from swk_plugin.elf.module import ElfModule
+from swk_plugin.elf.sections import DebugSections
+from swk_testlib import PYTHON, REPO
+
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+SECTIONS = [".debug_info", ".debug_line", ".debug_str", ".debug_loclists", ".debug_abbrev", ".debug_rnglists"]
+
+
+def _debug_file():
+    dbg = attach_debug_file(ElfModule(LIBC))
+    assert dbg is not None, "libc6-dbg's debug file for libc is not installed"
+    return dbg
+
+
+def _files(root):
+    out = {}
+    for folder, _dirs, names in os.walk(root):
+        for n in names:
+            if not n.startswith(".tmp-"):
+                out[os.path.join(folder, n)] = os.stat(os.path.join(folder, n))
+    return out
+
+
+@pytest.fixture
+def parked():
+    proc = subprocess.Popen(["sleep", "1000"])
+    time.sleep(0.3)
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def _bt(pid, cache):
+    env = {**os.environ, "SWK_CACHE_DIR": str(cache), "SWK_PREFETCH": "1"}
+    p = subprocess.run([str(PYTHON), "-m", "swk_plugin", "bt", "--pid", str(pid), "--full"], capture_output=True,
+                       text=True, timeout=300, cwd=REPO, env=env)
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    assert "clock_nanosleep" in p.stdout, p.stdout
+    return p.stdout
+
+
+def test_kept_bytes_are_pyelftools_inflation(tmp_path, monkeypatch):
+    from elftools.elf.elffile import ELFFile
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    dbg = _debug_file()
+    secs = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+    for name in SECTIONS:
+        secs.get(name)
+    assert secs.to_disk, "nothing was kept"
+    again = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+    with open(dbg.path, "rb") as f:
+        elf = ELFFile(f)
+        for name in secs.to_disk:
+            assert again.get(name) == elf.get_section_by_name(name).data(), name
+    assert again.from_disk == secs.to_disk, "the second reader inflated what was kept"
+    assert again.to_disk == []
+
+
+def test_cold_warm_and_damaged_walks_are_the_same(parked, tmp_path):
+    cache = tmp_path / "cache"
+    cold = _bt(parked, cache)
+    kept = _files(cache)
+    build_id = _debug_file().build_id
+    assert any(build_id in path for path in kept), f"libc's debug sections were not kept: {sorted(kept)}"
+    for path in kept:                                   # marked unused since long ago
+        os.utime(path, (1_000_000, 1_000_000))
+    warm = _bt(parked, cache)
+    assert warm == cold
+    used = [p for p, st in _files(cache).items() if os.stat(p).st_mtime > 1_000_000]
+    assert used, "the warm walk read none of the kept sections"
+    victim = max(kept, key=lambda p: kept[p].st_size)    # a damaged file: not used, written again
+    with open(victim, "r+b") as f:
+        f.truncate(kept[victim].st_size // 2)
+    assert _bt(parked, cache) == cold
+    assert not os.path.exists(victim) or os.path.getsize(victim) == kept[victim].st_size
+
+
+def test_default_place_and_off(parked, tmp_path):
+    """Without SWK_CACHE_DIR the files go under $XDG_CACHE_HOME/swk/inflated; =off, nowhere."""
+    base = {k: v for k, v in os.environ.items() if k != "SWK_CACHE_DIR"}
+    for setting, where in (("off", None), (None, tmp_path / "on" / "xdg" / "swk" / "inflated")):
+        home = tmp_path / ("off" if setting else "on")
+        home.mkdir()
+        env = {**base, "HOME": str(home), "XDG_CACHE_HOME": str(home / "xdg"), "SWK_PREFETCH": "1",
+               **({"SWK_CACHE_DIR": setting} if setting else {})}
+        p = subprocess.run([str(PYTHON), "-m", "swk_plugin", "bt", "--pid", str(parked)], capture_output=True,
+                           text=True, timeout=300, cwd=REPO, env=env)
+        assert p.returncode == 0 and "clock_nanosleep" in p.stdout, p.stderr
+        files = [f for f in home.rglob("*") if f.is_file()]
+        if where is None:
+            assert not files, files
+        else:
+            assert files and all(where in f.parents for f in files), files
+
+
+def test_prune_drops_the_least_recently_used(tmp_path):
+    for k, name in enumerate(["a", "b", "c", "d"]):
+        folder = tmp_path / f"id{k % 2}"
+        folder.mkdir(exist_ok=True)
+        path = folder / name
+        path.write_bytes(b"x" * 1000)
+        os.utime(path, (1_000_000 + k, 1_000_000 + k))
+    (tmp_path / "id0" / ".tmp-dead").write_bytes(b"y")
+    os.utime(tmp_path / "id0" / ".tmp-dead", (1_000_000, 1_000_000))
+    inflated.prune(str(tmp_path), max_bytes=2500)
+    left = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["c", "d"], left
