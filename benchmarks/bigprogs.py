@@ -10,7 +10,7 @@ a fresh process on the same running program:
   `swk bt --pid P`                         against `gdb -p P -batch -ex 'thread apply all bt'`
   `gdb -p P -ex 'source gdb_init.py' -ex swk-bt`   against `gdb -p P -ex bt`   (attach + first walk)
 swk runs twice each way: warm, with its on-disk cache of inflated debug sections filled by the
-untimed run (elf/inflated.py: what a user's second and later sessions meet), and cold, with the
+untimed run (elf/diskcache.py: what a user's second and later sessions meet), and cold, with the
 cache off (SWK_CACHE_DIR=off: a first session).  Medians of wall time, the ratios, and issue 25's goals beside them: `swk bt --pid` <= 0.5x `gdb -p`;
 in GDB, the first swk-bt adds at most a quarter to attach + bt (ratio <= 1.25).  --baseline DIR: another
 tree of swk (`git archive REV swk_plugin gdb_init.py | tar -x -C DIR`) timed the same two ways in the

@@ -96,8 +96,8 @@ def ptrace_ok():
 
 
 #: swk warm (its cache of inflated debug sections filled by an untimed run first: a user's later
-#: sessions) and cold (the cache off: a first session); elf/inflated.py.
-WARM = {**SWK_ENV, "SWK_CACHE_DIR": str(BUILD / "inflated-cache")}
+#: sessions) and cold (the cache off: a first session); elf/diskcache.py.
+WARM = {**SWK_ENV, "SWK_CACHE_DIR": str(BUILD / "swk-cache")}
 COLD = {**SWK_ENV, "SWK_CACHE_DIR": "off"}
 
 

@@ -38,9 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 CORPUS = TESTS / "corpus"
 BUILD = Path(os.environ.get("SWK_TEST_BUILD", TESTS / "_build"))
-#: swk's on-disk cache of inflated debug sections (elf/inflated.py), for every swk the tests
+#: swk's on-disk cache by build-id (elf/diskcache.py), for every swk the tests
 #: run (the CLI, GDB's, LLDB's): under the build directory, never the user's own.
-os.environ.setdefault("SWK_CACHE_DIR", str(BUILD / "inflated-cache"))
+os.environ.setdefault("SWK_CACHE_DIR", str(BUILD / "swk-cache"))
 GDB = os.environ.get("SWK_GDB", "gdb")
 GDB_INIT = REPO / "gdb_init.py"
 _venv_py = REPO / ".venv" / "bin" / "python"

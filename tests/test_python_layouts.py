@@ -16,13 +16,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
 
 from cpython_lib import INTERPRETERS, has_dwarf, header_layout, probe_fields
 
-from swk_plugin.elf.module import open_module
+from swk_plugin.elf.module import ElfModule, open_module
 from swk_plugin.elf.symbols import module_symbols
 from swk_plugin.interp import debugoffsets
 from swk_plugin.interp.dwarflayout import dwarf_fields
@@ -52,14 +53,23 @@ def test_layout_is_the_headers(interp):
 
 
 @pytest.mark.parametrize("interp", INTERPRETERS, ids=IDS)
-def test_dwarf_layout_is_the_headers(interp):
+def test_dwarf_layout_is_the_headers(interp, tmp_path, monkeypatch):
     """What the interpreter's DWARF says of its structs is what its headers say: every
-    offsetof(), sizeof(), bitfield and enumerator; the macros (#define) DWARF cannot say."""
+    offsetof(), sizeof(), bitfield and enumerator; the macros (#define) DWARF cannot say.
+    Read from the DWARF here (an empty disk cache), then kept: a second reader of the same
+    build takes the same fields from the disk cache (elf/diskcache.py)."""
     _need(interp)
     assert has_dwarf(interp.library), f"{interp.library} has no DWARF (python3.11-dbg: scripts/setup.sh)"
-    mod = open_module(str(interp.library))
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    mod = ElfModule(str(interp.library))        # not open_module's: nothing derived from it yet
     evaluator = [s for s in module_symbols(mod).by_name("_PyEval_EvalFrameDefault") if s.value]
     found = dwarf_fields(mod, interp.version, mod.byteorder, evaluator[0].value)
+    kept = list(tmp_path.glob(f"{mod.build_id}/cpython-layout-*.json"))
+    assert len(kept) == 1, list(tmp_path.rglob("*"))
+    os.utime(kept[0], (1_000_000, 1_000_000))
+    again = ElfModule(str(interp.library))
+    assert dwarf_fields(again, interp.version, again.byteorder, evaluator[0].value) == found
+    assert kept[0].stat().st_mtime > 1_000_000, "the second reader did not take the kept fields"
     compiled = header_layout(interp)
     # what no installed header states (3.10's dict keys object, in Objects/dict-common.h) is
     # held against the program's own repr() of its dicts instead (test_python_frames.py)

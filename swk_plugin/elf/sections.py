@@ -7,14 +7,14 @@ every section read (ElfModule.section(...).data, the CFI readers);
 ``DebugSections`` serves the DWARF readers and inflates .debug_info only as
 far as the units asked for have needed; ``prefetch`` inflates sections a walk will
 need in a background thread while the walk goes on.  A section inflated whole is kept on
-disk by build-id for the next process (inflated.py).
+disk by build-id for the next process (diskcache.py).
 """
 import struct
 import threading
 import zlib
 
 from ..errors import BadFileError
-from . import inflated
+from . import diskcache
 
 SHF_COMPRESSED = 0x800
 ELFCOMPRESS_ZLIB, ELFCOMPRESS_ZSTD = 1, 2
@@ -153,7 +153,7 @@ class DebugSections:
             self._lazy.pop(name, None)
             self._keep(name, data)
 
-    # --- the on-disk cache (inflated.py) ------------------------------------------------------
+    # --- the on-disk cache (diskcache.py) ------------------------------------------------------
     def _disk_key(self, name):
         """(build-id, section, file offset, compressed size, inflated size) of a compressed
         section, or None (not compressed with zlib, no build-id, unreadable)."""
@@ -192,7 +192,7 @@ class DebugSections:
             return False
         self._disk_tried.add(name)
         key = self._disk_key(name)
-        data = inflated.load(*key) if key is not None else None
+        data = diskcache.load(*key) if key is not None else None
         if data is None:
             return False
         self._cache[name] = data
@@ -202,10 +202,10 @@ class DebugSections:
 
     def _keep(self, name, data):
         """Write a section just inflated whole to the on-disk cache."""
-        if data is None or len(data) < inflated.MIN_SIZE:
+        if data is None or len(data) < diskcache.MIN_SIZE:
             return
         key = self._disk_key(name)
-        if key is not None and key[4] == len(data) and inflated.store(key[0], key[1], key[2], key[3], data):
+        if key is not None and key[4] == len(data) and diskcache.store(key[0], key[1], key[2], key[3], data):
             self.to_disk.append(name)
 
     def _compressed(self, name):

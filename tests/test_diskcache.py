@@ -1,4 +1,4 @@
-"""The on-disk cache of inflated debug sections (swk_plugin/elf/inflated.py, issue 25).
+"""swk's on-disk cache by build-id (swk_plugin/elf/diskcache.py, issue 25): inflated debug sections.
 
 libc6-dbg's debug file (zlib-compressed, as Debian ships it) is the subject: the bytes kept
 are pyelftools' own inflation of each section; `swk bt --pid` of a process parked in libc
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from swk_plugin.elf import inflated
+from swk_plugin.elf import diskcache
 from swk_plugin.elf.debugfile import attach_debug_file
 from swk_plugin.elf.module import ElfModule
 from swk_plugin.elf.sections import DebugSections
@@ -94,9 +94,9 @@ def test_cold_warm_and_damaged_walks_are_the_same(parked, tmp_path):
 
 
 def test_default_place_and_off(parked, tmp_path):
-    """Without SWK_CACHE_DIR the files go under $XDG_CACHE_HOME/swk/inflated; =off, nowhere."""
+    """Without SWK_CACHE_DIR the files go under $XDG_CACHE_HOME/swk; =off, nowhere."""
     base = {k: v for k, v in os.environ.items() if k != "SWK_CACHE_DIR"}
-    for setting, where in (("off", None), (None, tmp_path / "on" / "xdg" / "swk" / "inflated")):
+    for setting, where in (("off", None), (None, tmp_path / "on" / "xdg" / "swk")):
         home = tmp_path / ("off" if setting else "on")
         home.mkdir()
         env = {**base, "HOME": str(home), "XDG_CACHE_HOME": str(home / "xdg"), "SWK_PREFETCH": "1",
@@ -112,14 +112,32 @@ def test_default_place_and_off(parked, tmp_path):
 
 
 def test_prune_drops_the_least_recently_used(tmp_path):
-    for k, name in enumerate(["a", "b", "c", "d"]):
-        folder = tmp_path / f"id{k % 2}"
+    """Least recently used first, dead writers' temporary files too; only files it names
+    itself, in build-id folders (SWK_CACHE_DIR may name a folder holding other things)."""
+    for k, name in enumerate(["debug_info-0-1-a", "debug_line-0-1-b", "x.json", "debug_str-0-1-c"]):
+        folder = tmp_path / f"{k % 2:08x}"
         folder.mkdir(exist_ok=True)
         path = folder / name
         path.write_bytes(b"x" * 1000)
         os.utime(path, (1_000_000 + k, 1_000_000 + k))
-    (tmp_path / "id0" / ".tmp-dead").write_bytes(b"y")
-    os.utime(tmp_path / "id0" / ".tmp-dead", (1_000_000, 1_000_000))
-    inflated.prune(str(tmp_path), max_bytes=2500)
-    left = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    assert left == ["c", "d"], left
+    for other in (tmp_path / "00000000" / "notes.txt", tmp_path / "photos" / "debug_info-0-1-a"):
+        other.parent.mkdir(exist_ok=True)
+        other.write_bytes(b"z" * 5000)
+        os.utime(other, (1, 1))
+    (tmp_path / "00000000" / ".tmp-dead").write_bytes(b"y")
+    os.utime(tmp_path / "00000000" / ".tmp-dead", (1_000_000, 1_000_000))
+    diskcache.prune(str(tmp_path), max_bytes=2500)
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["00000000/notes.txt", "00000000/x.json", "00000001/debug_str-0-1-c", "photos/debug_info-0-1-a"], left
+
+
+def test_facts_round_trip_and_damage(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    assert diskcache.load_fact("abcdef0123", "layout") is None
+    assert diskcache.store_fact("abcdef0123", "layout", {"a": 1, "b": 2})
+    assert diskcache.load_fact("abcdef0123", "layout") == {"a": 1, "b": 2}
+    path = tmp_path / "abcdef0123" / "layout.json"
+    path.write_bytes(b'{"a": 1, "b"')                   # damaged: not used, removed
+    assert diskcache.load_fact("abcdef0123", "layout") is None and not path.exists()
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    assert not diskcache.store_fact("abcdef0123", "layout", {"a": 1})
