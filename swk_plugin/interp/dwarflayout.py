@@ -16,8 +16,6 @@ Searching Debian's LTO python3.11 takes about 0.6 s, so the fields found are kep
 the interpreter's build-id (elf/diskcache.py), named with a digest of what is searched for:
 the next process reads them there.
 """
-import hashlib
-
 from ..dwarf.constants import AT_name
 from ..dwarf.lines import module_lines
 from ..elf import diskcache
@@ -136,6 +134,7 @@ def _kept(module, version, byteorder, eval_address):
         build_id = module.build_id
     except Exception:
         build_id = None
+    import hashlib   # here: the command line imports nothing it may not need
     what = repr((FINDER_VERSION, _specs(version), ENUMERATORS, MAX_UNITS)).encode()
     fact = (f"cpython-layout-{version[0]}.{version[1]}-{byteorder}-"
             f"{hashlib.sha1(what).hexdigest()[:16]}")
