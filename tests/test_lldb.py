@@ -965,10 +965,12 @@ def test_stack_overflow_live_in_lldb():
                for ln in lines), "\n".join(lines[:12])
 
 
-#: LLDB's default frame format without colours: line and column as LLDB writes them.
+#: LLDB's default frame format without colours: line and column as LLDB writes them
+#: (LLDB 16 has no ${function.is-inlined}).
 _COLUMN_FORMAT = ("frame #${frame.index}: ${frame.pc} {${module.file.basename}{\\`}}{${function.name}"
                   "{${frame.no-debug}${function.pc-offset}}}{ at ${line.file.basename}:${line.number}"
-                  "{:${line.column}}}{${function.is-inlined} [inlined]}{${frame.is-artificial} [artificial]}\\n")
+                  "{:${line.column}}}" + ("{${function.is-inlined} [inlined]}" if PROVIDERS else "")
+                  + "{${frame.is-artificial} [artificial]}\\n")
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
