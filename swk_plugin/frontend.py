@@ -17,9 +17,15 @@ from .errors import SwkError
 from .flamegraph import svg_tree
 from .format import frame_info, frame_text, pc_width, render, same_name, visible_frames
 from .merge import MergeTree, header as merge_header, json_line, stack_labels, svg_tree as merged_svg, text_lines
-from .pyframes import python_compare_lines, python_key, python_labels, render_py, thread_tag
 from .stream import DEFAULT_COLLAPSE, SEGMENT, stream_json, stream_text
 from .walker import WalkRest
+
+
+def _py():
+    """swk_plugin.pyframes, imported when a walk asks for Python frames (-py): the
+    interpreter tables cost every other command line ~12 ms to import."""
+    from . import pyframes
+    return pyframes
 
 
 class NativeFrame(namedtuple("NativeFrame", "pc name signal", defaults=(False,))):
@@ -97,7 +103,7 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
         if top_inlines is not None:
             walk.top_inlines = tops
         info = thread_info(tid) if thread_info is not None else None
-        head = f"Thread {num} (LWP {os_tid}){thread_tag(walk) if py else ''}:"
+        head = f"Thread {num} (LWP {os_tid}){_py().thread_tag(walk) if py else ''}:"
         if info and opts.verbose:
             head += " " + ", ".join(f"{k[:-3].replace('_', ' ')} {v} us" if k.endswith("_us")
                                     else f"{k.replace('_', ' ')} {v}" for k, v in info.items())
@@ -119,13 +125,13 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
             continue
         if opts.compare:
             rows = compare_lines(walk, native(tid), aout_path, opts.verbose, visible_frames(walk, past_main))
-            lines += python_compare_lines(walk, rows, visible_frames(walk, past_main)) if py else rows
+            lines += _py().python_compare_lines(walk, rows, visible_frames(walk, past_main)) if py else rows
         elif lines_for is not None and not opts.json:
             with collector_paused():
                 lines = lines_for(walk, tid)
         else:
             with collector_paused():
-                out = (render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
+                out = (_py().render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
             if info and opts.json:
                 out = [json.dumps({**json.loads(line), **info}) for line in out]
             lines += out
@@ -200,9 +206,9 @@ class UniqueGroups:
             if top_inlines is not None:
                 walk.top_inlines = top_inlines(tid)
             with collector_paused():
-                text = (render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
+                text = (_py().render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
             key = (tuple(_frame_key(f) for f in walk), walk.stop_reason, getattr(walk, "top_inlines", None),
-                   python_key(walk, past_main) if py else None)
+                   _py().python_key(walk, past_main) if py else None)
             presence = None
             if key not in seen:
                 seen.add(key)
@@ -258,7 +264,7 @@ def _presence(walk, opts, num, os_tid, aout_path):
         plain = copy.copy(opts)
         plain.frame_arguments = "presence"
         with collector_paused():
-            return (render_py if getattr(opts, "py", False) else render)(walk, plain, num, os_tid, aout_path, True)
+            return (_py().render_py if getattr(opts, "py", False) else render)(walk, plain, num, os_tid, aout_path, True)
     return make
 
 
@@ -300,7 +306,7 @@ def merge_entries(walker, tids, opts, by="function", past_main=True, top_inlines
             walk.top_inlines = tops
         with collector_paused():
             if py:
-                labels = python_labels(walk, opts, past_main, by)
+                labels = _py().python_labels(walk, opts, past_main, by)
             else:
                 labels = stack_labels(walk, rest, opts, past_main, tops, by)
             out.append((num, os_tid, labels, None))

@@ -49,6 +49,7 @@ LAZY_IMPORTS_OK = {
     "walker.py": "Walker.new_walker(pid=) is the spec's signature: the ptrace back-end, only when asked",
     "__init__.py": "swk_plugin.walk_self(): the walker and ptrace back-end only when called",
     "cli.py": "`swk bt --core` (a fresh process each time) imports neither the ptrace back-end nor the profiler",
+    "frontend.py": "Python frames' modules (pyframes, interp/: ~12 ms) only for -py, not every command line",
 }
 #: The only imports that go up a layer: entry points the spec (newWalker(pid), newWalker())
 #: and the issue (swk_plugin.walk_self) put below the back-ends they open.  Each must be a

@@ -17,10 +17,8 @@ whole under a temporary name and renamed, so a reader never sees half of one; a 
 wrong size or a fact that does not parse is not used (and is removed).  Sections under MIN_SIZE
 are not kept: inflating them costs less than a file.  Nothing here ever raises.
 """
-import json
 import os
 import re
-import tempfile
 import time
 
 MAX_BYTES = 2 << 30
@@ -86,6 +84,7 @@ def load_fact(build_id, name):
     data = _read(path, 1 << 24)
     if data is None:
         return None
+    import json   # here and below: the command line imports nothing it may not need
     try:
         value = json.loads(data)
     except ValueError:
@@ -97,6 +96,7 @@ def load_fact(build_id, name):
 
 def store_fact(build_id, name, value):
     """Keep a JSON-able ``value`` as ``name`` for this build-id."""
+    import json
     try:
         data = json.dumps(value, sort_keys=True).encode()
     except (TypeError, ValueError):
@@ -125,6 +125,7 @@ def _touch(path):
 def _write(path, data):
     if path is None or os.path.exists(path):
         return False
+    import tempfile
     folder = os.path.dirname(path)
     tmp = None
     try:
