@@ -6,24 +6,35 @@ architectures swk walks (``ARCHITECTURES``, one line each), found by the names
 debuggers and uname give them or by an ELF file's machine, class and byte order;
 and the names of ELF machines, for messages about the ones swk does not walk.
 """
+import importlib
 import os
 
 from ..errors import SwkError
-from .aarch64 import AArch64
 from .base import Architecture
-from .i386 import I386
-from .ppc64 import Ppc64le
-from .ppc64.elfv1 import Ppc64
-from .riscv64 import Riscv64
-from .s390x import S390x
-from .x32 import X32
-from .x86_64 import X86_64
 
-#: Every architecture swk walks.  Each states its own names (``name``, ``aliases``: uname's,
-#: GDB's, the first word of LLDB's target triple) and its ELF machine.
-ARCHITECTURES = (X86_64, I386, AArch64, Ppc64le, Riscv64, X32, Ppc64, S390x)
+#: Every architecture swk walks, as (module, class), in the order they are tried.  Each class
+#: states its own names (``name``, ``aliases``: uname's, GDB's, the first word of LLDB's target
+#: triple) and its ELF machine.  Each is imported when first tried (a walk of an x86-64
+#: process imports x86_64 alone: the others cost every command line ~8 ms); ``ARCHITECTURES``
+#: (the classes) imports them all.
+_ENTRIES = (("x86_64", "X86_64"), ("i386", "I386"), ("aarch64", "AArch64"), ("ppc64", "Ppc64le"),
+            ("riscv64", "Riscv64"), ("x32", "X32"), ("ppc64.elfv1", "Ppc64"), ("s390x", "S390x"))
+_CLASS_MODULE = {cls_name: mod for mod, cls_name in _ENTRIES}
 
-_BY_NAME = {n: cls for cls in ARCHITECTURES for n in (cls.name, *cls.aliases)}
+
+def _classes():
+    """The Architecture classes in order, each imported as it is reached."""
+    for mod, cls_name in _ENTRIES:
+        yield getattr(importlib.import_module(f"{__name__}.{mod}"), cls_name)
+
+
+def __getattr__(attr):
+    """``ARCHITECTURES`` and the classes by name (``X86_64``...), imported when asked for."""
+    if attr == "ARCHITECTURES":
+        return tuple(_classes())
+    if attr in _CLASS_MODULE:
+        return getattr(importlib.import_module(f"{__name__}.{_CLASS_MODULE[attr]}"), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 #: ELF e_machine values swk may meet: pyelftools' name (what ElfHeader gives) and the name a
 #: message gives the machine (the ELF specification's processor names).
@@ -42,16 +53,16 @@ class UnsupportedArchitecture(SwkError, ValueError):
 
 
 def known_names():
-    return sorted({cls.name for cls in ARCHITECTURES})
+    return sorted({cls.name for cls in _classes()})
 
 
 def get_architecture(name):
     """The Architecture for a debugger's, a triple's or an ELF's architecture name."""
-    try:
-        return _BY_NAME[name]()
-    except KeyError:
-        raise UnsupportedArchitecture(f"unsupported architecture {name!r} "
-                                      f"(swk knows: {', '.join(known_names())})") from None
+    for cls in _classes():
+        if name == cls.name or name in cls.aliases:
+            return cls()
+    raise UnsupportedArchitecture(f"unsupported architecture {name!r} "
+                                  f"(swk knows: {', '.join(known_names())})")
 
 
 def host_architecture():
@@ -82,7 +93,7 @@ def from_elf_machine(e_machine, elfclass=None, byteorder=None):
     class (32/64) and byte order ("little"/"big") where given: one machine may be several
     architectures (an ELF32 x86-64 program is x32, a big-endian ppc64 one is not ppc64le)."""
     number = elf_machine_number(e_machine)
-    for cls in ARCHITECTURES:
+    for cls in _classes():
         if cls.elf_machine == number and elfclass in (None, 8 * cls.ptr_size) \
                 and byteorder in (None, cls.byteorder):
             return cls()
