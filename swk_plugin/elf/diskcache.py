@@ -9,7 +9,7 @@ Two kinds of thing, in one folder per build-id:
   instead.  GDB keeps its own index cache the same way (`set index-cache on`).
 * small facts derived from a file's DWARF at some cost (CPython's struct layout from
   python3.11-dbg: 0.6 s), as JSON, named by what they are and the version of the code that
-  derived them.
+  derived them; and blobs (a module's parsed symbol tables), checked by a CRC-32.
 
 Where: $SWK_CACHE_DIR, else $XDG_CACHE_HOME/swk, else ~/.cache/swk; SWK_CACHE_DIR=off turns it
 off.  At most MAX_BYTES in all: the files used least recently go first.  Files are written
@@ -31,7 +31,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: What prune() may remove: only files named as this module names them, in folders named by a
 #: build-id (SWK_CACHE_DIR may name a folder that holds other things).
 _BUILD_ID = re.compile(r"^[0-9a-f]{8,128}$")
-_OURS = re.compile(r"^(?:\.tmp-.*|[A-Za-z0-9_.]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+|[A-Za-z0-9_.-]+\.json)$")
+_OURS = re.compile(r"^(?:\.tmp-.*|[A-Za-z0-9_.]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+|[A-Za-z0-9_.-]+\.(?:json|blob))$")
 
 
 def cache_dir():
@@ -102,6 +102,30 @@ def store_fact(build_id, name, value):
     except (TypeError, ValueError):
         return False
     return _write(_path(build_id, name + ".json"), data)
+
+
+# --- blobs ------------------------------------------------------------------------------------
+_BLOB = b"SWKB"
+
+
+def load_blob(build_id, name):
+    """The bytes kept as ``name`` for this build-id (their checksum verified), or None."""
+    import zlib
+    path = _path(build_id, name + ".blob")
+    data = _read(path, 1 << 30)
+    if data is None:
+        return None
+    if len(data) < 8 or data[:4] != _BLOB or int.from_bytes(data[4:8], "little") != zlib.crc32(data[8:]):
+        _remove(path)
+        return None
+    _touch(path)
+    return data[8:]
+
+
+def store_blob(build_id, name, payload):
+    """Keep ``payload`` (bytes) as ``name`` for this build-id, with its checksum."""
+    import zlib
+    return _write(_path(build_id, name + ".blob"), _BLOB + zlib.crc32(payload).to_bytes(4, "little") + payload)
 
 
 # --- files ------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ import threading
 
 from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..errors import BadFileError
+from . import diskcache
 from .debugfile import attach_debug_file
 from .demangle import demangle, strip_params
 
@@ -482,6 +483,14 @@ class SymbolTable:
     # --- construction ----------------------------------------------------------------------
     @classmethod
     def from_module(cls, module):
+        try:
+            dbg = attach_debug_file(module)
+        except Exception:
+            dbg = None
+        kept = _kept_rows(module, dbg)
+        if kept is not None:
+            main, debug, sections, descriptors = kept
+            return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
         shdrs = _section_headers(module)
         main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
         dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
@@ -495,10 +504,6 @@ class SymbolTable:
         if at_code is not None:
             main = at_code(main)
         debug = []
-        try:
-            dbg = attach_debug_file(module)
-        except Exception:
-            dbg = None
         if dbg is not None and dbg is not module:
             try:
                 debug, _ = _parse_symtab(dbg, _section_headers(dbg), ".symtab")
@@ -510,8 +515,9 @@ class SymbolTable:
         for name, stype, flags, addr, size, _off, _link, _ent in shdrs:
             if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:
                 sections.append((addr, addr + size, (name, addr)))
-        return cls(main, debug, sections, name=getattr(module, "name", "<module>"),
-                   descriptors=arch.function_descriptors if at_code is not None else None)
+        descriptors = arch.function_descriptors if at_code is not None else None
+        _keep_rows(module, dbg, (main, debug, sections, descriptors))
+        return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
 
     def load(self):
         """Build the address tables now rather than at the first lookup."""
@@ -616,6 +622,55 @@ class SymbolTable:
 
     def __repr__(self):
         return f"<SymbolTable {self.name}: {len(self)} symbols>"
+
+
+#: Tables of fewer rows are parsed again rather than kept on disk (a file costs more).
+KEEP_ROWS = 2000
+_CODE = []
+
+
+def _rows_name(module, dbg):
+    """The disk cache's name for the module's parsed rows: this code's version (a CRC of its
+    source: rows parsed by another swk are not used) and the debug file's size (one installed
+    or removed since changes the rows), or None without a build-id."""
+    build_id = getattr(module, "build_id", None)
+    if not build_id:
+        return None, None
+    if not _CODE:
+        import zlib
+        try:
+            with open(__file__, "rb") as f:
+                _CODE.append(f"{zlib.crc32(f.read()):08x}")
+        except OSError:
+            _CODE.append("unknown")
+    tag = "none" if dbg is None or dbg is module else f"{getattr(dbg, 'file_size', 0):x}"
+    return build_id, f"symbols-{_CODE[0]}-{tag}"
+
+
+def _kept_rows(module, dbg):
+    """(main rows, debug rows, sections, descriptors) an earlier process parsed, or None."""
+    build_id, name = _rows_name(module, dbg)
+    blob = diskcache.load_blob(build_id, name) if name else None
+    if blob is None:
+        return None
+    import marshal
+    try:
+        kept = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return kept if isinstance(kept, tuple) and len(kept) == 4 else None
+
+
+def _keep_rows(module, dbg, rows):
+    if len(rows[0]) + len(rows[1]) < KEEP_ROWS:
+        return
+    build_id, name = _rows_name(module, dbg)
+    if name:
+        import marshal
+        try:
+            diskcache.store_blob(build_id, name, marshal.dumps(rows))
+        except ValueError:
+            pass
 
 
 def module_symbols(module):
