@@ -168,3 +168,27 @@ def test_kept_symbol_tables_answer_as_parsed_ones(tmp_path, monkeypatch):
     blobs[0].write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     again = SymbolTable.from_module(ElfModule(LIBC))
     assert len(again) == len(parsed) and blobs[0].read_bytes() == data, "a damaged file was used"
+
+
+def test_a_stripped_copy_is_not_given_its_programs_symbols(tmp_path, monkeypatch):
+    """A stripped copy keeps its program's build-id but not its .symtab: the rows kept for the
+    program are not the copy's.  pyenv's libpython3.12 (its own .symtab) and a copy stripped of
+    it: the copy's table, with the program's rows kept, is the one parsed with the cache off."""
+    import glob
+    import shutil as sh
+    import subprocess as sp
+    from swk_plugin.elf.symbols import SymbolTable
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/lib/libpython3.12.so.1.0")))
+    assert found, "pyenv's CPython 3.12 is not installed"
+    lib = tmp_path / "libpython3.12.so.1.0"
+    sh.copy(found[0], lib)
+    stripped = tmp_path / "stripped.so"
+    sp.run(["objcopy", "--strip-all", str(lib), str(stripped)], check=True)
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    alone = SymbolTable.from_module(ElfModule(str(stripped)))
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path / "cache"))
+    full = SymbolTable.from_module(ElfModule(str(lib)))
+    assert list((tmp_path / "cache").rglob("symbols-*.blob")), "the program's rows were not kept"
+    copy = SymbolTable.from_module(ElfModule(str(stripped)))
+    assert ElfModule(str(stripped)).build_id == ElfModule(str(lib)).build_id
+    assert len(copy) == len(alone) < len(full)

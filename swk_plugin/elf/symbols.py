@@ -631,8 +631,9 @@ _CODE = []
 
 def _rows_name(module, dbg):
     """The disk cache's name for the module's parsed rows: this code's version (a CRC of its
-    source: rows parsed by another swk are not used) and the debug file's size (one installed
-    or removed since changes the rows), or None without a build-id."""
+    source: rows parsed by another swk are not used), the file's size (a stripped copy has the
+    build-id of the program it was stripped from, not its symbols) and the debug file's (one
+    installed or removed since changes the rows); None without a build-id."""
     build_id = getattr(module, "build_id", None)
     if not build_id:
         return None, None
@@ -644,7 +645,7 @@ def _rows_name(module, dbg):
         except OSError:
             _CODE.append("unknown")
     tag = "none" if dbg is None or dbg is module else f"{getattr(dbg, 'file_size', 0):x}"
-    return build_id, f"symbols-{_CODE[0]}-{tag}"
+    return build_id, f"symbols-{_CODE[0]}-{getattr(module, 'file_size', 0):x}-{tag}"
 
 
 def _kept_rows(module, dbg):

@@ -128,10 +128,13 @@ def dwarf_fields(module, version, byteorder="little", eval_address=None):
 
 
 def _kept(module, version, byteorder, eval_address):
-    """_read's fields, from the disk cache when an earlier process found them (only a
-    search that found fields is kept: a debug package installed later is then read)."""
+    """_read's fields, from the disk cache when an earlier process found them in this
+    build's DWARF.  Only where the module has DWARF to read now (a stripped copy has its
+    program's build-id but no DWARF: the table's layout, as without the cache), and only a
+    search that found fields is kept (a debug package installed later is then read)."""
     try:
-        build_id = module.build_id
+        lines = module_lines(module)
+        build_id = module.build_id if lines is not None and lines.dwarf is not None else None
     except Exception:
         build_id = None
     import hashlib   # here: the command line imports nothing it may not need

@@ -12,7 +12,7 @@ import gdb
 from ...arch import from_elf_machine, get_architecture, host_architecture
 from ...errors import MemoryReadError, NoProcessError, RegisterError, ThreadStateError
 from ...linux import linkmap
-from ...linux.auxv import read_proc_auxv
+from ...linux.auxv import AT_ENTRY, read_proc_auxv
 from ...linux.coredump import CoreFile
 from ...linux.libraries import process_libraries
 from ...linux.maps import read_proc_maps
@@ -316,6 +316,11 @@ class GdbLibraryState(LibraryState):
                 m = _AUXV_LINE.match(line.strip())
                 if m:
                     vec[int(m.group(1))] = int(m.group(2), 0)
+            if AT_ENTRY not in vec:
+                entry = _gdb_entry_point()
+                if entry:
+                    # only where the program is placed: not kept, `info auxv` is asked again
+                    return {**vec, AT_ENTRY: entry}
         if vec:
             self._auxv = (key, vec)
         return vec
@@ -378,6 +383,20 @@ class GdbLibraryState(LibraryState):
             return linkmap.r_brk(self.ps.read_pointer, self.r_debug, self.ps.arch.ptr_size)
         except MemoryReadError:
             return 0
+
+
+_ENTRY_RE = re.compile(r"^\s*Entry point:\s*(0x[0-9a-fA-F]+)", re.M)
+
+
+def _gdb_entry_point():
+    """The program's entry point as GDB placed it (`info files`, GDB's own record: no
+    request to the target), for a remote target whose `info auxv` said nothing (qemu's stub
+    under load): a PIE program's bias comes from it.  0 when GDB has none."""
+    try:
+        m = _ENTRY_RE.search(gdb.execute("info files", to_string=True))
+    except gdb.error:
+        return 0
+    return int(m.group(1), 16) if m else 0
 
 
 _CORE_RE = re.compile(r"core dump file:\s*`(.+?)'", re.S)
