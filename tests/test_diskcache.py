@@ -192,3 +192,52 @@ def test_a_stripped_copy_is_not_given_its_programs_symbols(tmp_path, monkeypatch
     copy = SymbolTable.from_module(ElfModule(str(stripped)))
     assert ElfModule(str(stripped)).build_id == ElfModule(str(lib)).build_id
     assert len(copy) == len(alone) < len(full)
+
+
+def test_kept_unit_facts_are_what_a_first_reader_derives(tmp_path, monkeypatch):
+    """A unit's function ranges (with the scopes that name them), its line tables and the
+    file's maps from addresses to units are kept (dwarf/unitcache.py): for 60 units of libc's
+    debug file picked by a seeded draw from its .debug_aranges, a second reader's, read back
+    and decoding no DIE and no line program, are the first reader's; the maps answer 2,000
+    addresses alike; a reader with the cache off derives the same again."""
+    import random
+    from swk_plugin.dwarf import unitcache
+    from swk_plugin.dwarf.info import DwarfInfo
+    dbg = _debug_file()
+
+    def reader():
+        return DwarfInfo(ElfModule(path=dbg.path, name=dbg.name))
+
+    def facts(d, offs):
+        out = {}
+        for off in offs:
+            cu = d.unit_at(off)
+            funcs = d.funcs_for(cu)
+            lines = [(sf.name, sf.symtab, list(sf.pcs), list(sf.lines), list(sf.stmts)) for sf in d.lines_for(cu)]
+            out[off] = (tuple(map(list, funcs)), dict(cu._scopes or {}), lines)
+        return out
+
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    first = reader()
+    first.cu_for(0)                                     # builds the aranges map
+    los, _his, _pmax, offs = first._amap
+    rng = random.Random(12)
+    picked = sorted(set(rng.sample(sorted(set(offs)), 60)))
+    derived = facts(first, picked)
+    assert first.counts["line_programs"] >= 60 and first.counts["dies_read"] > 0
+    assert list(tmp_path.rglob("funcs-*.blob")) and list(tmp_path.rglob("lines-*.blob"))
+    lo, hi = min(los), max(los)
+    pcs = [rng.randrange(lo - 0x1000, hi + 0x1000) for _ in range(2000)]
+    where = [(cu.offset if cu else None) for cu in map(first.cu_for, pcs)]
+
+    second = reader()
+    kept = facts(second, picked)
+    assert kept == derived
+    small_lines = sum(1 for off in picked if sum(len(f[2]) for f in derived[off][2]) < unitcache.MIN_ROWS)
+    assert second.counts["line_programs"] == small_lines < len(picked) - 5, (second.counts, small_lines)
+    small_units = [off for off in picked if second.unit_at(off).end - off < unitcache.MIN_UNIT]
+    assert len(small_units) < len(picked) - 5
+    assert [(cu.offset if cu else None) for cu in map(second.cu_for, pcs)] == where
+
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    assert facts(reader(), picked) == derived

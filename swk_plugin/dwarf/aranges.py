@@ -5,6 +5,7 @@ whose top DIE says nothing still holds its functions' code) (a mixin of DwarfInf
 skeleton unit's code is its split unit's (dwo.py): that is the unit given."""
 import bisect
 import struct
+from . import unitcache
 from .units import DwarfError, uint, uleb
 
 #: DW_AT_low_pc, DW_AT_high_pc, DW_AT_ranges
@@ -132,19 +133,35 @@ class UnitMap:
         a skeleton unit, its split unit when its .dwo is found."""
         with self._lock:
             if self._amap is None:
-                self._build_amap()
+                kept = unitcache.load_map(self, "amap")
+                if kept is not None:
+                    self._amap = kept[0]
+                else:
+                    self._build_amap()
+                    if len(self._amap[0]) >= unitcache.MIN_ARANGES:
+                        unitcache.store_map(self, "amap", self._amap, None)
         cu = self._find_cu(self._amap, addr)
         if cu is not None:
             return cu
         with self._lock:
             if self._map is None:
-                self._build_map()
+                kept = unitcache.load_map(self, "map")
+                if kept is not None:
+                    self._map, self._pcless = kept
+                else:
+                    self._build_map()
+                    unitcache.store_map(self, "map", self._map, self._pcless)
         cu = self._find_cu(self._map, addr)
         if cu is not None or not self._pcless:
             return cu
         with self._lock:
             if self._fmap is None:
-                self._build_fmap()
+                kept = unitcache.load_map(self, "fmap")
+                if kept is not None:
+                    self._fmap = kept[0]
+                else:
+                    self._build_fmap()
+                    unitcache.store_map(self, "fmap", self._fmap, None)
         return self._find_cu(self._fmap, addr)
 
     def _build_fmap(self):

@@ -22,6 +22,7 @@ from .constants import (AT_GNU_addr_base, AT_GNU_dwo_id, AT_GNU_dwo_name, AT_GNU
                         CPP_LANGS, DIE_ATTRS_FUNC, DIE_ATTRS_TOP, RECORD_TAGS)
 from .dies import DieNode, DieQueries
 from .dwo import SPLIT_BASE, SplitUnits, is_skeleton
+from . import unitcache
 from .lineprog import LinePrograms
 from .units import FIXED_SIZES, AbbrevTable, DwarfError, Unit, cstr, sleb, uint, uleb
 
@@ -507,10 +508,18 @@ class DwarfInfo(UnitMap, LinePrograms, DieQueries):
         if cu._funcs is None:
             with self._lock:
                 if cu._funcs is None:
+                    kept = unitcache.load_funcs(self, cu)
+                    if kept is not None:
+                        cu._scopes = kept[1]
+                        cu._funcs = kept[0]
+                        return cu._funcs
                     try:
-                        cu._funcs = self._scan_funcs(cu)
+                        funcs = self._scan_funcs(cu)
                     except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
-                        cu._funcs = ([], [], [], [])
+                        funcs = ([], [], [], [])
+                    else:
+                        unitcache.store_funcs(self, cu, funcs, cu._scopes)
+                    cu._funcs = funcs
         return cu._funcs
 
     def _skip_plan(self, cu, specs):

@@ -9,6 +9,7 @@ joined to its file name.
 """
 import struct
 
+from . import unitcache
 from .units import DwarfError, Unit, cstr, sleb, uint, uleb
 
 
@@ -51,10 +52,15 @@ class LinePrograms:
         if cu._lines is None:
             with self._lock:
                 if cu._lines is None:
-                    try:
-                        cu._lines = self._decode_lines(cu)
-                    except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
-                        cu._lines = []
+                    lines = unitcache.load_lines(self, cu, Subfile)
+                    if lines is None:
+                        try:
+                            lines = self._decode_lines(cu)
+                        except (IndexError, struct.error, ValueError, DwarfError, UnicodeError):
+                            lines = []
+                        else:
+                            unitcache.store_lines(self, cu, lines)
+                    cu._lines = lines
         return cu._lines
 
     def _line_data(self, off):

@@ -17,12 +17,16 @@ whole under a temporary name and renamed, so a reader never sees half of one; a 
 wrong size or a fact that does not parse is not used (and is removed).  Sections under MIN_SIZE
 are not kept: inflating them costs less than a file.  Nothing here ever raises.
 """
+import mmap
 import os
 import re
 import time
 
 MAX_BYTES = 2 << 30
 MIN_SIZE = 256 << 10
+#: prune() runs at a process's first write, and again only after this much more was written:
+#: a walk may keep a dozen small blobs, and a prune reads the whole cache's directory.
+PRUNE_EVERY = 64 << 20
 #: A temporary file older than this is a writer's that died (the CLI ends with os._exit).
 STALE_TMP = 600
 
@@ -55,16 +59,39 @@ def _section_leaf(name, offset, csize, usize):
 
 
 # --- inflated sections ------------------------------------------------------------------------
+class MappedSection(mmap.mmap):
+    """A kept section mapped, not read: a walk touches a few pages of libc's 6 MB of
+    .debug_info.  Reads as the section's bytes do (indexing, slices, find, index, ==).
+    Kept files are replaced by rename, never rewritten in place, so a mapping stays whole."""
+
+    def __eq__(self, other):
+        if isinstance(other, (bytes, bytearray, memoryview, mmap.mmap)):
+            return self[:] == bytes(other[:])
+        return NotImplemented
+
+    __hash__ = None
+
+    def index(self, sub, start=0, end=None):
+        i = self.find(sub, start, len(self) if end is None else end)
+        if i < 0:
+            raise ValueError("subsection not found")
+        return i
+
+
 def load(build_id, name, offset, csize, usize):
     """The inflated bytes kept for this section, or None."""
     if usize < MIN_SIZE:
         return None
     path = _path(build_id, _section_leaf(name, offset, csize, usize))
-    data = _read(path, usize + 1)
-    if data is None:
+    if path is None:
         return None
-    if len(data) != usize:
-        _remove(path)
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != usize:
+                _remove(path)
+                return None
+            data = MappedSection(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
         return None
     _touch(path)
     return data
@@ -106,6 +133,24 @@ def store_fact(build_id, name, value):
 
 # --- blobs ------------------------------------------------------------------------------------
 _BLOB = b"SWKB"
+_CODE_TAGS = {}
+
+
+def code_tag(*sources):
+    """A CRC-32 of the source files that derive what is kept (hex): what another version of
+    swk derived is named otherwise, and never read."""
+    tag = _CODE_TAGS.get(sources)
+    if tag is None:
+        import zlib
+        crc = 0
+        for path in sources:
+            try:
+                with open(path, "rb") as f:
+                    crc = zlib.crc32(f.read(), crc)
+            except OSError:
+                return "unknown"
+        tag = _CODE_TAGS[sources] = f"{crc:08x}"
+    return tag
 
 
 def load_blob(build_id, name):
@@ -146,6 +191,9 @@ def _touch(path):
         pass
 
 
+_written = [0]      # bytes still to write before the next prune (below 0: prune now)
+
+
 def _write(path, data):
     if path is None or os.path.exists(path):
         return False
@@ -159,7 +207,10 @@ def _write(path, data):
             f.write(data)
         os.replace(tmp, path)
         tmp = None
-        prune(os.path.dirname(folder))
+        _written[0] -= len(data)
+        if _written[0] < 0:
+            _written[0] = PRUNE_EVERY
+            prune(os.path.dirname(folder))
         return True
     except OSError:
         return False

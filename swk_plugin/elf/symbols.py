@@ -380,10 +380,16 @@ class _Table:
     """One objfile's minimal symbols, sorted by (address, name).  Kept as rows (value, name,
     size, section key, GDB's minimal-symbol type, kind, binding, section name, whether it is a
     hidden symbol version), and made
-    Symbols only when one is asked for: a library has thousands, a walk names a few."""
-    __slots__ = ("rows", "starts", "_objs")
+    Symbols only when one is asked for: a library has thousands, a walk names a few.
+    ``kept``: rows an earlier process sorted, with their order by name (the disk cache)."""
+    __slots__ = ("rows", "starts", "_objs", "_by_name")
 
-    def __init__(self, rows):
+    def __init__(self, rows, kept=None):
+        self._objs = {}
+        if kept is not None:
+            self.rows, self._by_name = rows, kept
+            self.starts = [r[0] for r in rows]
+            return
         # drop exact duplicates (same address, name and section), as GDB's compact_minimal_symbols
         rows.sort(key=_BY_VALUE_NAME)
         out = []
@@ -400,7 +406,25 @@ class _Table:
             out.append(r)
         self.rows = out
         self.starts = [r[0] for r in out]
-        self._objs = {}
+        self._by_name = None
+
+    def name_order(self):
+        """Row indices sorted by name (rows of one name in address order)."""
+        order = self._by_name
+        if order is None:
+            rows = self.rows
+            order = self._by_name = sorted(range(len(rows)), key=lambda i: rows[i][_NAME])
+        return order
+
+    def named(self, name):
+        """Indices of the rows named ``name``, in address order."""
+        rows, order = self.rows, self.name_order()
+        key = lambda i: rows[i][_NAME]      # noqa: E731
+        lo = bisect.bisect_left(order, name, key=key)
+        hi = lo
+        while hi < len(order) and rows[order[hi]][_NAME] == name:
+            hi += 1
+        return order[lo:hi]
 
     def symbol(self, i):
         """The Symbol of row ``i`` (one object per row)."""
@@ -463,16 +487,18 @@ class _Table:
 class SymbolTable:
     """Address and name lookups over a module's symbols (see the module docstring)."""
 
-    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>", descriptors=None):
+    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>", descriptors=None,
+                 kept=None):
         self.name = name
         #: The section of the architecture's function descriptors (ELFv1's .opd) where the
         #: module has one: a function pointer holds a descriptor's address there.
         self.descriptors = descriptors
         self._main_raw = list(main_syms)
         self._debug_raw = list(debug_syms)
+        #: (main order, debug order) by name when the rows are an earlier process's sorted rows
+        self._kept = kept
         self._tables = None
         self._lock = threading.Lock()
-        self._by_name = None
         self._by_demangled = None
         self._by_word = {}            # identifier -> {demangled name: symbols} of those holding it
         # [(lo, hi, key)] of the module's allocated sections, for GDB's section check
@@ -489,8 +515,9 @@ class SymbolTable:
             dbg = None
         kept = _kept_rows(module, dbg)
         if kept is not None:
-            main, debug, sections, descriptors = kept
-            return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
+            main, debug, sections, descriptors, orders = kept
+            return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors,
+                       kept=orders)
         shdrs = _section_headers(module)
         main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
         dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
@@ -516,8 +543,9 @@ class SymbolTable:
             if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:
                 sections.append((addr, addr + size, (name, addr)))
         descriptors = arch.function_descriptors if at_code is not None else None
-        _keep_rows(module, dbg, (main, debug, sections, descriptors))
-        return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
+        table = cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
+        _keep_rows(module, dbg, table)
+        return table
 
     def load(self):
         """Build the address tables now rather than at the first lookup."""
@@ -529,10 +557,11 @@ class SymbolTable:
             with self._lock:
                 t = self._tables
                 if t is None:
-                    t = [_Table(self._main_raw)]
+                    kept = self._kept or (None, None)
+                    t = [_Table(self._main_raw, kept[0])]
                     if self._debug_raw:
-                        t.append(_Table(self._debug_raw))
-                    self._main_raw = self._debug_raw = None
+                        t.append(_Table(self._debug_raw, kept[1]))
+                    self._main_raw = self._debug_raw = self._kept = None
                     self._tables = t
         return t
 
@@ -582,13 +611,7 @@ class SymbolTable:
         """Symbols whose linkage name is ``name`` (else whose demangled name, with or
         without parameters, is ``name``)."""
         tables = self._ensure()
-        if self._by_name is None:
-            d = {}
-            for t in tables:
-                for i, row in enumerate(t.rows):
-                    d.setdefault(row[_NAME], []).append((t, i))
-            self._by_name = d
-        hit = self._by_name.get(name)
+        hit = [(t, i) for t in tables for i in t.named(name)]
         if hit:
             # a bare name is its default version, as GDB records minimal symbols: a hidden
             # one (pthread_cond_timedwait@GLIBC_2.2.5) answers only to a name with no other
@@ -626,7 +649,6 @@ class SymbolTable:
 
 #: Tables of fewer rows are parsed again rather than kept on disk (a file costs more).
 KEEP_ROWS = 2000
-_CODE = []
 
 
 def _rows_name(module, dbg):
@@ -637,19 +659,13 @@ def _rows_name(module, dbg):
     build_id = getattr(module, "build_id", None)
     if not build_id:
         return None, None
-    if not _CODE:
-        import zlib
-        try:
-            with open(__file__, "rb") as f:
-                _CODE.append(f"{zlib.crc32(f.read()):08x}")
-        except OSError:
-            _CODE.append("unknown")
     tag = "none" if dbg is None or dbg is module else f"{getattr(dbg, 'file_size', 0):x}"
-    return build_id, f"symbols-{_CODE[0]}-{getattr(module, 'file_size', 0):x}-{tag}"
+    return build_id, f"symbols-{diskcache.code_tag(__file__)}-{getattr(module, 'file_size', 0):x}-{tag}"
 
 
 def _kept_rows(module, dbg):
-    """(main rows, debug rows, sections, descriptors) an earlier process parsed, or None."""
+    """(main rows, debug rows, sections, descriptors, (main order, debug order)) an earlier
+    process parsed and sorted, or None."""
     build_id, name = _rows_name(module, dbg)
     blob = diskcache.load_blob(build_id, name) if name else None
     if blob is None:
@@ -659,15 +675,21 @@ def _kept_rows(module, dbg):
         kept = marshal.loads(blob)
     except (ValueError, EOFError, TypeError):
         return None
-    return kept if isinstance(kept, tuple) and len(kept) == 4 else None
+    return kept if isinstance(kept, tuple) and len(kept) == 5 and len(kept[4]) == 2 else None
 
 
-def _keep_rows(module, dbg, rows):
-    if len(rows[0]) + len(rows[1]) < KEEP_ROWS:
+def _keep_rows(module, dbg, table):
+    """Keep a big table for the next process as it will use it: its rows sorted (by address,
+    and the order by name), which is most of the cost of a first lookup."""
+    if len(table._main_raw) + len(table._debug_raw) < KEEP_ROWS or diskcache.cache_dir() is None:
         return
     build_id, name = _rows_name(module, dbg)
     if name:
         import marshal
+        tables = table._ensure()
+        main, debug = tables[0], (tables[1] if len(tables) > 1 else None)
+        rows = (main.rows, debug.rows if debug else [], table._secs, table.descriptors,
+                (main.name_order(), debug.name_order() if debug else None))
         try:
             diskcache.store_blob(build_id, name, marshal.dumps(rows))
         except ValueError:
