@@ -12,12 +12,12 @@ over the table, field by field.
 Field names are ``<struct>_<member>`` in CPython's own terms; None where the version has no
 such member (3.10 has no co_qualname, 3.12 no is_entry).
 """
-import dataclasses
 
 
-@dataclasses.dataclass(frozen=True)
 class Layout:
-    """The offsets (bytes), sizes and constants of one CPython version."""
+    """The offsets (bytes), sizes and constants of one CPython version: a frozen record of the
+    fields below (made by hand, not by dataclasses, whose import and class-making cost a
+    debugger's start several milliseconds)."""
     version: tuple                      # (3, 12)
     # _PyRuntimeState, PyInterpreterState, PyThreadState
     runtime_interpreters_head: int      # _PyRuntime.interpreters.head
@@ -107,8 +107,41 @@ class Layout:
         """Whether frames are PyFrameObjects chained by f_back (3.10), one per evaluator call."""
         return self.version < (3, 11)
 
+    def __init__(self, *args, **fields):
+        if len(args) > len(_FIELDS):
+            raise TypeError(f"Layout takes at most {len(_FIELDS)} fields")
+        values = dict(zip(_FIELDS, args))
+        for name, value in fields.items():
+            if name not in _INDEX or name in values:
+                raise TypeError(f"Layout: unknown or repeated field {name!r}")
+            values[name] = value
+        for name in _FIELDS:
+            if name not in values:
+                if name not in _DEFAULTS:
+                    raise TypeError(f"Layout: field {name!r} is missing")
+                values[name] = _DEFAULTS[name]
+        self.__dict__.update(values)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Layout is frozen")
+
+    def __eq__(self, other):
+        return other.__class__ is self.__class__ and other.__dict__ == self.__dict__
+
+    def __hash__(self):
+        return hash(tuple(self.__dict__[name] for name in _FIELDS))
+
+    def __repr__(self):
+        return "Layout(" + ", ".join(f"{n}={self.__dict__[n]!r}" for n in _FIELDS) + ")"
+
     def replace(self, **fields):
-        return dataclasses.replace(self, **fields)
+        """A copy with ``fields`` changed (TypeError for a name that is no field)."""
+        return Layout(**{**self.__dict__, **fields})
+
+
+_FIELDS = tuple(Layout.__annotations__)
+_INDEX = frozenset(_FIELDS)
+_DEFAULTS = {name: Layout.__dict__[name] for name in _FIELDS if name in Layout.__dict__}
 
 
 _V310 = Layout(
