@@ -198,7 +198,7 @@ def _foreign_main(module):
     if syms is None:
         return None
     for name in FOREIGN_MAINS:
-        hit = [s for s in syms.by_name(name) if s.value]
+        hit = [s for s in syms.by_linkage_name(name) if s.value]   # GDB's lookup_minimal_symbol
         if hit:
             return hit[0].value
     return None

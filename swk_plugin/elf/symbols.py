@@ -607,16 +607,22 @@ class SymbolTable:
         except Exception:
             return None
 
+    def by_linkage_name(self, name):
+        """Symbols whose linkage name is exactly ``name`` (a minimal-symbol lookup by name:
+        no demangled names, so no symbol needs decoding)."""
+        hit = [(t, i) for t in self._ensure() for i in t.named(name)]
+        # a bare name is its default version, as GDB records minimal symbols: a hidden
+        # one (pthread_cond_timedwait@GLIBC_2.2.5) answers only to a name with no other
+        shown = [(t, i) for t, i in hit if not _hidden(t.rows[i])]
+        return [t.symbol(i) for t, i in (shown or hit)]
+
     def by_name(self, name):
         """Symbols whose linkage name is ``name`` (else whose demangled name, with or
         without parameters, is ``name``)."""
-        tables = self._ensure()
-        hit = [(t, i) for t in tables for i in t.named(name)]
+        hit = self.by_linkage_name(name)
         if hit:
-            # a bare name is its default version, as GDB records minimal symbols: a hidden
-            # one (pthread_cond_timedwait@GLIBC_2.2.5) answers only to a name with no other
-            shown = [(t, i) for t, i in hit if not _hidden(t.rows[i])]
-            return [t.symbol(i) for t, i in (shown or hit)]
+            return hit
+        tables = self._ensure()
         if self._by_demangled is None:
             word = _last_word(name)
             if word is not None:
@@ -626,7 +632,7 @@ class SymbolTable:
                 memo = self._by_word.setdefault(word, {})
                 if not memo:
                     for t in tables:
-                        _index_demangled(memo, (s for s in t.syms if word in s.name))
+                        _index_demangled(memo, (t.symbol(i) for i, row in enumerate(t.rows) if word in row[_NAME]))
                     memo.setdefault(None, [])
                 return list(memo.get(name, ()))
             d = {}

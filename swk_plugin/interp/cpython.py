@@ -158,7 +158,7 @@ def _rank(lib, aout):
 def _symbol(lib, name):
     mod = lib.module
     syms = module_symbols(mod) if mod is not None else None
-    hits = [s for s in (syms.by_name(name) if syms is not None else ()) if s.value]
+    hits = [s for s in (syms.by_linkage_name(name) if syms is not None else ()) if s.value]
     return lib.base + hits[0].value if hits else None
 
 
@@ -240,7 +240,7 @@ def _overridden(layout, lib, version, byteorder, debug):
     _Py_DebugOffsets ``debug``; the sources that gave any, the winner first)."""
     sources = ["table"]
     mod = lib.module
-    hits = [s for s in module_symbols(mod).by_name(EVAL_FUNCTION) if s.value] if mod is not None else []
+    hits = [s for s in module_symbols(mod).by_linkage_name(EVAL_FUNCTION) if s.value] if mod is not None else []
     found = dwarf_fields(mod, version, byteorder, hits[0].value if hits else None)
     if found:
         layout = layout.replace(**found)

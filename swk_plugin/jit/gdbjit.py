@@ -91,7 +91,7 @@ def _find_descriptor(libs):
         table = module_symbols(mod)
         if table is None:
             continue
-        for sym in table.by_name(DESCRIPTOR):
+        for sym in table.by_linkage_name(DESCRIPTOR):
             if sym.value and sym.kind == "object":
                 return sym.value + lib.base
     return None

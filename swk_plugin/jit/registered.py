@@ -57,11 +57,11 @@ def _find_lists(libs):
             table = module_symbols(mod)
             if table is not None:
                 for name in LISTS:
-                    named += [s.value + lib.base for s in table.by_name(name) if s.value and s.kind == "object"]
+                    named += [s.value + lib.base for s in table.by_linkage_name(name) if s.value and s.kind == "object"]
         heads += named
         if not named and may_name(mod, REGISTER):
             table = module_symbols(mod)
-            if table is not None and any(s.value and s.kind == "func" for s in table.by_name(REGISTER)):
+            if table is not None and any(s.value and s.kind == "func" for s in table.by_linkage_name(REGISTER)):
                 scans += _writable(lib, mod)
     return tuple(heads), tuple(scans)
 

@@ -41,7 +41,7 @@ def _descriptor(libc, name):
     if mod is None:
         return None
     syms = module_symbols(mod)
-    hit = syms.by_name("_thread_db_" + name) if syms is not None else None
+    hit = syms.by_linkage_name("_thread_db_" + name) if syms is not None else None
     if not hit:
         return None
     raw = mod.read_vaddr(hit[0].value, 12)
@@ -98,7 +98,7 @@ def _sizeof(libc, name):
     """libc's ``_thread_db_sizeof_<name>`` (a 32-bit size), or None."""
     mod = libc.module
     syms = module_symbols(mod) if mod is not None else None
-    hit = syms.by_name("_thread_db_sizeof_" + name) if syms is not None else None
+    hit = syms.by_linkage_name("_thread_db_sizeof_" + name) if syms is not None else None
     raw = mod.read_vaddr(hit[0].value, 4) if hit else None
     return int.from_bytes(raw, mod.byteorder) if raw else None
 
@@ -134,7 +134,7 @@ def thread_descriptor(ps, thread, libc):
                             "pthread_list", "pthread_tid"))
     mod = libc.module
     syms = module_symbols(mod) if mod is not None else None
-    hit = syms.by_name("__nptl_rtld_global") if syms is not None else None
+    hit = syms.by_linkage_name("__nptl_rtld_global") if syms is not None else None
     if d is None or not hit:
         raise TlsError(f"Cannot find thread-local storage for thread {thread}: no thread pointer, "
                        "and libc does not describe its list of threads")
