@@ -118,3 +118,21 @@ def collector_paused():
         if was:
             gc.enable()
 
+
+
+class LazyPattern:
+    """A regular expression compiled when first used, not when its module is imported:
+    a debugger's start imports a score of swk's patterns that a plain walk never uses
+    (1 ms).  Any attribute of the compiled pattern (match, sub, search, ...) is available."""
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+        self._compiled = None
+
+    def __getattr__(self, name):
+        compiled = self._compiled
+        if compiled is None:
+            import re
+            compiled = self._compiled = re.compile(*self._args)
+        return getattr(compiled, name)

@@ -1,5 +1,4 @@
 """Text (like GDB's bt) and JSON renderings of walks, shared by every front end."""
-import json
 import os
 from collections import namedtuple
 
@@ -211,6 +210,7 @@ _REG_ORDER = ("saved", "in registers", "computed", "same (rule)", "same (abi)", 
 
 
 def _walk_json(walk, shown, thread_num, tid, levels, full, verbose=False):
+    import json   # only for JSON output: not at every start
     frames = []
     pos = {id(f): k for k, f in enumerate(walk)} if verbose else None
     for i in levels:

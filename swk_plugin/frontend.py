@@ -8,7 +8,6 @@ the debugger's own frames come from, and where lines go: a sink that takes a
 list of lines (one gdb.write per thread, not one per frame).
 """
 import copy
-import json
 from collections import namedtuple
 
 from .cache import collector_paused
@@ -133,6 +132,7 @@ def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=No
             with collector_paused():
                 out = (_py().render_py if py else render)(walk, opts, num, os_tid, aout_path, past_main)
             if info and opts.json:
+                import json   # only for JSON output: not at every start
                 out = [json.dumps({**json.loads(line), **info}) for line in out]
             lines += out
         sink(lines)
@@ -232,6 +232,7 @@ class UniqueGroups:
             group["members"].append(who)
 
     def print(self, opts, sink):
+        import json   # only for JSON output: not at every start
         several = len(self.processes) > 1
         order = sorted(self.groups.values(), key=lambda g: (-len(g["members"]), _member_order(g["members"][0])))
         for k, group in enumerate(order):
@@ -366,6 +367,7 @@ def _runs(ids):
 
 def thread_state_lines(opts, i, num, os_tid, exc):
     """The line swk-bt -all prints for a thread it cannot walk now."""
+    import json   # only for JSON output: not at every start
     what = f"Thread {num} (LWP {os_tid}) {exc.state}"
     if exc.state == "is running":
         what += ": interrupt it to walk its stack"

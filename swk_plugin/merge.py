@@ -15,7 +15,6 @@ swk-bt -merge / swk bt --merge do the same for the threads of a process, and of 
 - a path of more than MAX_PATH nodes keeps its outermost and innermost halves around one
   ``[… N frames …]`` node.
 """
-import json
 import os
 
 from .frame import FrameKind
@@ -250,6 +249,7 @@ def json_line(tree):
     count, its threads by process (``"threads": {"1234": [1, 2]}``, their OS ids in ``"tids"``;
     a process without an id, or two cores of one: ``"#2"``), a folded cycle's frames and how
     often a folded run repeats (``"repeat": [fewest, most]``)."""
+    import json   # only for JSON output: not at every start
     def node_json(node):
         if node.labels == (ELIDED,):
             d = {"function": None, "count": len(node.members), "elided_frames": [node.lo, node.hi]}

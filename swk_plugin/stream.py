@@ -14,7 +14,6 @@ its first frame and ``[… N more frames of rec () at so.c:4 …]``, N counting 
 out, so that the frames after it keep GDB's numbers.  JSON is never collapsed.
 """
 import gc
-import json
 from collections import deque
 from itertools import islice
 
@@ -258,6 +257,7 @@ def stream_json(head, rest, opts, thread_num, tid, info, write, past_main, top_i
                 size=SEGMENT, lookahead=LOOKAHEAD):
     """A deep walk's JSON line (the one format.walk_json makes), written out in pieces
     through ``write(text)``, segment by segment; ``info``: more keys for its end."""
+    import json   # only for JSON output: not at every start
     write(json.dumps({"thread": thread_num, "tid": tid})[:-1] + ', "frames": [')
     levels = Levels(head, rest, opts, past_main, top_inlines, size, lookahead)
     sep, batch, at = "", [], None

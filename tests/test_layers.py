@@ -50,6 +50,8 @@ LAZY_IMPORTS_OK = {
     "__init__.py": "swk_plugin.walk_self(): the walker and ptrace back-end only when called",
     "cli.py": "`swk bt --core` (a fresh process each time) imports neither the ptrace back-end nor the profiler",
     "frontend.py": "Python frames' modules (pyframes, interp/: ~12 ms) only for -py, not every command line",
+    "backends/gdb/pyframes.py": "CPython's readers (interp/) at GDB's first bt, not when swk is sourced",
+    "backends/gdb/procstate.py": "the core reader only for a core loaded in GDB, not when swk is sourced",
 }
 #: The only imports that go up a layer: entry points the spec (newWalker(pid), newWalker())
 #: and the issue (swk_plugin.walk_self) put below the back-ends they open.  Each must be a

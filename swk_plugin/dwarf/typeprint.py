@@ -15,6 +15,7 @@ from .constants import (AT_abstract_origin, AT_artificial, AT_containing_type, A
                         TAG_typedef, TAG_union_type, TAG_unspecified_parameters,
                         TAG_unspecified_type, TAG_volatile_type, SCOPE_TAGS)
 from .units import DwarfError
+from ..cache import LazyPattern
 
 
 
@@ -22,8 +23,8 @@ _BASE_CANON = [(re.compile(r"(?<![\w])" + a + r"(?![\w])"), b) for a, b in (
     ("long long unsigned int", "unsigned long long"), ("long long int", "long long"),
     ("long unsigned int", "unsigned long"), ("short unsigned int", "unsigned short"),
     ("long int", "long"), ("short int", "short"), ("__int128 unsigned", "unsigned __int128"))]
-_PTR_SPACE = re.compile(r"(?<=[\w>*&]) (?=[*&])")
-_CONST_FIRST = re.compile(r"(?<=[<(,])(\s?)const ([A-Za-z_][\w:]*)(?=[&*,>)])")
+_PTR_SPACE = LazyPattern(r"(?<=[\w>*&]) (?=[*&])")
+_CONST_FIRST = LazyPattern(r"(?<=[<(,])(\s?)const ([A-Za-z_][\w:]*)(?=[&*,>)])")
 
 
 def canon(name):

@@ -17,9 +17,9 @@
 ``strip_params(name)`` is GDB's ``cp_remove_params``: what ``bt`` prints for a
 function with debug info (no return type, parameters, qualifiers or clone tags).
 """
-import re
 import threading
 from .rustdemangle import demangle_rust
+from ..cache import LazyPattern
 
 __all__ = ["demangle", "demangle_cxx", "demangle_many", "strip_params", "drop_return_type",
            "gdb_can_parse", "gdb_plain_name"]
@@ -86,7 +86,7 @@ _SHORT_SUBS = {
     "std::ostream": "std::basic_ostream<char, std::char_traits<char> >",
     "std::iostream": "std::basic_iostream<char, std::char_traits<char> >",
 }
-_SHORT_RE = re.compile(r"(?<![\w:])std::(?:string|istream|ostream|iostream)(?![\w])")
+_SHORT_RE = LazyPattern(r"(?<![\w:])std::(?:string|istream|ostream|iostream)(?![\w])")
 
 
 def _verbose(d):
@@ -399,8 +399,8 @@ def gdb_plain_name(name):
 
 # --- cp_remove_params ---------------------------------------------------------------------
 
-_CLONE_RE = re.compile(r"(?:\s*\[clone [^\]]*\])+\s*$")
-_QUAL_RE = re.compile(r"(?:\s*(?:const|volatile|&&|&|noexcept|throw\(\)|transaction_safe))+\s*$")
+_CLONE_RE = LazyPattern(r"(?:\s*\[clone [^\]]*\])+\s*$")
+_QUAL_RE = LazyPattern(r"(?:\s*(?:const|volatile|&&|&|noexcept|throw\(\)|transaction_safe))+\s*$")
 _OP_SYMBOLS = sorted([
     "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "->", "()", "[]", "==", "!=", "&&", "||",
     "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "+", "-", "*", "/", "%", "^",
@@ -496,8 +496,8 @@ def _split_function(s):
 
 #: a function type among template arguments ("int (int)", GCC's "int(int)"); in the parameter
 #: list of a name GDB computes from DW_AT_name only the demangler's spaced one stops its parser
-_FN_TYPE_IN_ARGS = re.compile(r"[\w>\]*&]\s?\((?![*&])(?!anonymous namespace\))")
-_FN_TYPE_SPACED = re.compile(r"[\w>\]*&] \((?![*&])(?!anonymous namespace\))")
+_FN_TYPE_IN_ARGS = LazyPattern(r"[\w>\]*&]\s?\((?![*&])(?!anonymous namespace\))")
+_FN_TYPE_SPACED = LazyPattern(r"[\w>\]*&] \((?![*&])(?!anonymous namespace\))")
 
 
 def _opening_paren(name, k):
@@ -600,7 +600,7 @@ def drop_return_type(name):
     return name[start:] if start else name
 
 
-_PTR_DECL = re.compile(r"^\s*(?:(?:[A-Za-z_]\w*(?:<[^()]*?>)?::)+)?[*&]+(?:\s*(?:const|volatile)\b)*\s*")
+_PTR_DECL = LazyPattern(r"^\s*(?:(?:[A-Za-z_]\w*(?:<[^()]*?>)?::)+)?[*&]+(?:\s*(?:const|volatile)\b)*\s*")
 
 
 def _unwrap_declarator(head):

@@ -21,6 +21,7 @@ import mmap
 import os
 import re
 import time
+from ..cache import LazyPattern
 
 MAX_BYTES = 2 << 30
 MIN_SIZE = 256 << 10
@@ -34,8 +35,8 @@ _OFF = ("off", "0", "none", "no")
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: What prune() may remove: only files named as this module names them, in folders named by a
 #: build-id (SWK_CACHE_DIR may name a folder that holds other things).
-_BUILD_ID = re.compile(r"^[0-9a-f]{8,128}$")
-_OURS = re.compile(r"^(?:\.tmp-.*|[A-Za-z0-9_.]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+|[A-Za-z0-9_.-]+\.(?:json|blob))$")
+_BUILD_ID = LazyPattern(r"^[0-9a-f]{8,128}$")
+_OURS = LazyPattern(r"^(?:\.tmp-.*|[A-Za-z0-9_.]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+|[A-Za-z0-9_.-]+\.(?:json|blob))$")
 
 
 def cache_dir():

@@ -7,10 +7,10 @@ $u7d$$u7d$17hbb47afadaeb9b6e7E``: Itanium-shaped paths whose last component is t
 legacy hash and v0's crate disambiguators (``std[e28293b1aa0f68bd]::panicking::panic_with_hook``).
 ``demangle_rust`` returns None for a name in neither form, or one it cannot parse.
 """
-import re
+from ..cache import LazyPattern
 
-_LEGACY_HASH = re.compile(r"h[0-9a-f]{16}")
-_LLVM_SUFFIX = re.compile(r"\.llvm\.[0-9]+$")
+_LEGACY_HASH = LazyPattern(r"h[0-9a-f]{16}")
+_LLVM_SUFFIX = LazyPattern(r"\.llvm\.[0-9]+$")
 _ESCAPES = {"SP": "@", "BP": "*", "RF": "&", "LT": "<", "GT": ">", "LP": "(", "RP": ")", "C": ","}
 
 #: v0's basic types, by their letter

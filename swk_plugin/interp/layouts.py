@@ -120,28 +120,32 @@ class Layout:
                 if name not in _DEFAULTS:
                     raise TypeError(f"Layout: field {name!r} is missing")
                 values[name] = _DEFAULTS[name]
-        self.__dict__.update(values)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"cannot assign to field {name!r}: a Layout is frozen")
 
+    def _values(self):
+        return {name: getattr(self, name) for name in _FIELDS}
+
     def __eq__(self, other):
-        return other.__class__ is self.__class__ and other.__dict__ == self.__dict__
+        return other.__class__ is self.__class__ and other._values() == self._values()
 
     def __hash__(self):
-        return hash(tuple(self.__dict__[name] for name in _FIELDS))
+        return hash(tuple(self._values().values()))
 
     def __repr__(self):
-        return "Layout(" + ", ".join(f"{n}={self.__dict__[n]!r}" for n in _FIELDS) + ")"
+        return "Layout(" + ", ".join(f"{n}={v!r}" for n, v in self._values().items()) + ")"
 
     def replace(self, **fields):
         """A copy with ``fields`` changed (TypeError for a name that is no field)."""
-        return Layout(**{**self.__dict__, **fields})
+        return Layout(**{**self._values(), **fields})
 
 
 _FIELDS = tuple(Layout.__annotations__)
 _INDEX = frozenset(_FIELDS)
-_DEFAULTS = {name: Layout.__dict__[name] for name in _FIELDS if name in Layout.__dict__}
+_DEFAULTS = {name: getattr(Layout, name) for name in _FIELDS if hasattr(Layout, name)}
 
 
 _V310 = Layout(

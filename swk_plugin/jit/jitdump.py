@@ -16,20 +16,20 @@ A code load with unwinding data is given to the CFI stepper as a small ELF image
 holding its symbol and its .eh_frame at their addresses, made the first time a walk needs it.
 """
 import bisect
-import re
 import struct
 
 from ..procstate import Library
 from .appended import AppendedFiles
 from .elfimage import code_image
 from .perfmap import paint
+from ..cache import LazyPattern
 
 JITHEADER_MAGIC = 0x4A695444
 JIT_CODE_LOAD, JIT_CODE_MOVE, JIT_CODE_DEBUG_INFO, JIT_CODE_CLOSE, JIT_CODE_UNWINDING_INFO = range(5)
 #: The source a jitdump's names are reported with (JSON's "name_source").
 SOURCE = "jitdump"
 #: How a runtime names the file it maps (perf's jit_detect: jit-PID.dump).
-FILE_NAME = re.compile(r"(?:^|/)jit-\d+\.dump$")
+FILE_NAME = LazyPattern(r"(?:^|/)jit-\d+\.dump$")
 MAX_RECORD = 256 << 20
 
 

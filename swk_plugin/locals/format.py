@@ -4,7 +4,6 @@ on, address on, null-stop off, pretty off, union on, static-members on.  A value
 are in the target's byte order (VarValue.byteorder): integers, wide characters, pointers,
 floats and bitfields are read in it.
 """
-import locale
 import os
 import unicodedata
 from collections import namedtuple
@@ -52,6 +51,7 @@ def _host_is_utf8():
             v = v.lower()
             return "utf-8" in v or "utf8" in v
     try:
+        import locale     # only without those: its import costs every start 1 ms
         return "utf" in locale.nl_langinfo(locale.CODESET).lower()
     except Exception:
         return False

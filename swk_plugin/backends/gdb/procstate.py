@@ -13,13 +13,13 @@ from ...arch import from_elf_machine, get_architecture, host_architecture
 from ...errors import MemoryReadError, NoProcessError, RegisterError, ThreadStateError
 from ...linux import linkmap
 from ...linux.auxv import AT_ENTRY, read_proc_auxv
-from ...linux.coredump import CoreFile
 from ...linux.libraries import process_libraries
 from ...linux.maps import read_proc_maps
 from ...linux.sysroot import elf_machine_is, resolve_target_path
 from ...procstate import LibraryState, ProcessState
+from ...cache import LazyPattern
 
-_AUXV_LINE = re.compile(r"^(\d+)\s+\S+.*?\s(0x[0-9a-fA-F]+|\d+)(?:\s+\".*\")?\s*$")
+_AUXV_LINE = LazyPattern(r"^(\d+)\s+\S+.*?\s(0x[0-9a-fA-F]+|\d+)(?:\s+\".*\")?\s*$")
 
 
 def thread_tid(thread):
@@ -385,7 +385,7 @@ class GdbLibraryState(LibraryState):
             return 0
 
 
-_ENTRY_RE = re.compile(r"^\s*Entry point:\s*(0x[0-9a-fA-F]+)", re.M)
+_ENTRY_RE = LazyPattern(r"^\s*Entry point:\s*(0x[0-9a-fA-F]+)", re.M)
 
 
 def _gdb_entry_point():
@@ -399,7 +399,7 @@ def _gdb_entry_point():
     return int(m.group(1), 16) if m else 0
 
 
-_CORE_RE = re.compile(r"core dump file:\s*`(.+?)'", re.S)
+_CORE_RE = LazyPattern(r"core dump file:\s*`(.+?)'", re.S)
 _CORE_REGIONS = {}
 
 
@@ -436,6 +436,7 @@ def read_auxv(inferior, arch):
     if kind == "native" and inferior.pid:
         return read_proc_auxv(inferior.pid, arch.ptr_size, arch.byteorder)
     if kind == "core" and TARGET.core_path:
+        from ...linux.coredump import CoreFile    # a core's reader only for a core
         try:
             with CoreFile(TARGET.core_path) as core:
                 return dict(core.auxv)
@@ -447,6 +448,7 @@ def read_auxv(inferior, arch):
 def core_regions(path):
     regions = _CORE_REGIONS.get(path)
     if regions is None:
+        from ...linux.coredump import CoreFile
         try:
             with CoreFile(path) as core:
                 regions = core.regions()

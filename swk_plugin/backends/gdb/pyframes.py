@@ -8,8 +8,6 @@ import gdb
 from gdb.FrameDecorator import FrameDecorator
 
 from ...errors import SwkError
-from ...interp.cpython import find_runtime, is_eval_function, python_stack
-from ...interp.merge import NATIVE, interleave
 from .filters import SwkFrameFilter
 from .session import SESSION
 
@@ -73,10 +71,13 @@ class PythonFrameFilter(SwkFrameFilter):
     priority = PRIORITY
 
     def active(self):
+        from ...interp.cpython import find_runtime   # CPython's readers at GDB's first bt, not at load
         rt = find_runtime(_process_state())
         return rt is not None and rt.layout is not None
 
     def filter(self, frames):
+        from ...interp.cpython import is_eval_function, python_stack
+        from ...interp.merge import NATIVE, interleave
         decs = list(frames)
         try:
             ps = _process_state()
