@@ -11,6 +11,7 @@ import copy
 from collections import namedtuple
 
 from .cache import collector_paused
+from .dwarf import unitcache
 from .errors import ThreadStateError
 from .errors import SwkError
 from .flamegraph import svg_tree
@@ -42,8 +43,11 @@ def run_bt(walker, tids, opts, sink, **kw):
     """Print swk-bt for ``tids`` through ``sink(lines)`` (_run_bt), Python's cyclic collector
     held off for all of it: run after each thread, it went through every object of the
     walks before again (a fifth of the time of 1,000 threads)."""
-    with collector_paused():
-        return _run_bt(walker, tids, opts, sink, **kw)
+    try:
+        with collector_paused():
+            return _run_bt(walker, tids, opts, sink, **kw)
+    finally:
+        unitcache.flush()          # what the walks read of units' DIEs, for the next process
 
 
 def _run_bt(walker, tids, opts, sink, *, past_main=True, headers=None, native=None, debug_sink=None,

@@ -241,3 +241,53 @@ def test_kept_unit_facts_are_what_a_first_reader_derives(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SWK_CACHE_DIR", "off")
     assert facts(reader(), picked) == derived
+
+
+def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
+    """The DIEs a walk reads of a function's tree, child by child (dwarf/dies.py), are kept
+    per unit at the end of a command (unitcache.flush): for 30 functions of libc's debug file
+    (a seeded draw), every DIE of their trees three levels deep, read back by a second reader
+    from the cache (reading no child from .debug_info), is the first reader's; what a later
+    command reads is added to what was kept; a reader with the cache off reads the same."""
+    import random
+    from swk_plugin.dwarf import unitcache
+    from swk_plugin.dwarf.info import DwarfInfo
+    dbg = _debug_file()
+
+    def reader():
+        return DwarfInfo(ElfModule(path=dbg.path, name=dbg.name))
+
+    def tree(node, depth):
+        kids = [tree(k, depth - 1) for k in node.children] if depth else []
+        return (node.offset, node.tag, dict(node.attrs), kids)
+
+    def trees(d, funcs):
+        return [tree(d.die_node(d.unit_at(cu_off), off), 3) for cu_off, off in funcs]
+
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    first = reader()
+    first.cu_for(0)
+    offs = sorted(set(first._amap[3]))
+    rng = random.Random(12)
+    funcs = []
+    for cu_off in rng.sample(offs, 60):
+        dies = first.funcs_for(first.unit_at(cu_off))[2]
+        if dies:
+            funcs.append((cu_off, rng.choice(dies)))
+    funcs = funcs[:30]
+    half = len(funcs) // 2
+    derived = trees(first, funcs[:half])
+    unitcache.flush()
+    assert list(tmp_path.rglob("kids-*.blob")), "nothing was kept"
+    derived += trees(first, funcs[half:])          # a later command's reads, added
+    unitcache.flush()
+
+    second = reader()
+    read = second.counts["dies_read"]
+    kept = trees(second, funcs)
+    assert kept == derived
+    # only each unit's top DIE and the functions' own (die_node) are read: none of their children
+    assert second.counts["dies_read"] - read <= 2 * len(funcs) < first.counts["dies_read"] // 4, \
+        (second.counts, first.counts)
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    assert trees(reader(), funcs) == derived

@@ -297,3 +297,24 @@ def test_symbols_are_read_when_gdb_loads_an_objfile(chain_prog):
     assert section(on, 1) == section(off, 1)
     show = T.run_gdb(None, ["show swk prewarm", "set swk prewarm off", "show swk prewarm"], swk=True)
     assert ": on." in show and ": off." in show
+
+
+def test_gdb_is_asked_about_values_only_with_a_printer_that_could_take_them(chain_prog):
+    """swk asks GDB for a value's text only where a pretty-printer might take it (values.py):
+    with GDB's builtin collection alone (mpx_bound128) there is none, and GDB is asked about
+    no value (so it expands no unit's symbols for swk); a printer a user registers counts
+    (libstdc++'s, loaded for its objfile, are tests/test_optimised.py's).  The walks are GDB's."""
+    prog, stop = chain_prog
+    probe = "python from swk_plugin.backends.gdb.values import any_printer; print('ANY', any_printer())"
+    register = ("python exec(\"import gdb\\nclass _P:\\n def __init__(self, v): self.v = v\\n"
+                " def to_string(self): return 'PRINTED'\\n"
+                "def _lookup(v):\\n t = v.type.strip_typedefs()\\n"
+                " return _P(v) if t.code == gdb.TYPE_CODE_PTR and t.target().strip_typedefs().code == gdb.TYPE_CODE_PTR"
+                " else None\\ngdb.pretty_printers.append(_lookup)\")")
+    out = gdb(prog, stop + ["set backtrace past-main off"], probe, "bt", "swk-bt", register, probe, "bt", "swk-bt")
+    assert section(out, 0) == ["ANY False"]
+    assert [frame_key(x) for x in section(out, 2)] == [frame_key(x) for x in section(out, 1)]
+    assert section(out, 4) == ["ANY True"]
+    theirs, mine = section(out, 5), section(out, 6)
+    assert any("argv=PRINTED" in x for x in theirs), theirs          # GDB's own bt took it
+    assert [frame_key(x) for x in mine] == [frame_key(x) for x in theirs]

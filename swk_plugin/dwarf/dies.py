@@ -8,6 +8,7 @@ passed over by its DW_AT_sibling (or a skip of its attributes' sizes), not decod
 import bisect
 import struct
 
+from . import unitcache
 from .constants import AT_sibling, DIE_ATTRS_FUNC
 from .units import ALL_ATTRS, DwarfError, uint, uleb
 
@@ -258,6 +259,24 @@ class DieQueries:
         """The direct children of ``parent`` (its attributes end at ``pos``), each with its
         own children unread; on malformed DWARF those read before the fault."""
         cu = parent.cu
+        kept = unitcache.kids(self, cu)
+        entries = kept.get(parent.offset) if kept is not None else None
+        if entries is None:
+            entries = self._read_children(parent, pos)
+            if kept is not None:
+                unitcache.note_kids(self, cu, parent.offset, entries)
+        out = []
+        for start, tag, attrs, more in entries:
+            node = DieNode(start, tag, attrs, cu)
+            node.parent = parent
+            if more is not None:
+                node._more = (self, more)
+            out.append(node)
+        return out
+
+    def _read_children(self, parent, pos):
+        """[(offset, tag, attrs, where its children start or None)] of ``parent``'s children."""
+        cu = parent.cu
         info = self.secs.view(".debug_info")
         out = []
         if info is None:
@@ -271,11 +290,8 @@ class DieQueries:
                 if die is None:
                     break
                 tag, has_children, attrs = die
-                node = DieNode(start, tag, attrs, cu)
-                node.parent = parent
-                out.append(node)
+                out.append((start, tag, attrs, pos if has_children else None))
                 if has_children:
-                    node._more = (self, pos)
                     pos = self._past_children(info, pos, cu, attrs)
         except (IndexError, KeyError, struct.error, ValueError, DwarfError):
             pass

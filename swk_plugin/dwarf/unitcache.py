@@ -1,13 +1,15 @@
-"""A unit's function ranges and line tables kept on disk by its file's build-id.
+"""A unit's function ranges, line tables and DIEs read kept on disk by its file's build-id.
 
-The first walk through a big program spends most of its DWARF time in two passes over each
-unit its stack touches: the scan for function ranges (with the scopes that name them) and the
-run of the unit's line program.  Both depend on the file's bytes alone, so what one process
+The first walk through a big program spends most of its DWARF time in three kinds of reading
+in each unit its stack touches: the scan for function ranges (with the scopes that name them),
+the run of the unit's line program, and the DIEs of its functions' scopes and call sites (read
+child by child, dies.py).  Both depend on the file's bytes alone, so what one process
 derived the next one reads back (elf/diskcache.py: marshal, checked by a CRC-32), named by the
 unit's offset, the file's size (a stripped copy shares its program's build-id) and a CRC of
 the code that derived it.  Only a file's own units are kept: a split unit's or a supplementary
 file's are derived with another file's bytes.  Nothing here raises: what cannot be read back
-is derived again.
+is derived again.  DIEs' children are kept as read: what a walk reads of a unit is added to
+what earlier walks kept (``flush``, at the end of a command).
 """
 import marshal
 import os
@@ -17,7 +19,7 @@ from ..elf import diskcache
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: the code that derives what is kept: another version of any of it names its blobs otherwise
 _SOURCES = tuple(os.path.join(_HERE, name) for name in (
-    "info.py", "lineprog.py", "units.py", "constants.py", "aranges.py", "unitcache.py"))
+    "info.py", "lineprog.py", "units.py", "constants.py", "aranges.py", "dies.py", "unitcache.py"))
 #: Smaller units are derived again: reading a file back costs more than their scan.
 MIN_UNIT = 4 << 10      # bytes of .debug_info a unit's scan passes over
 MIN_ROWS = 150          # line rows
@@ -109,3 +111,54 @@ def store_map(d, kind, index, extra):
     """Keep a map: building one reads every unit's header (and "fmap" the functions of
     every unit without pc attributes), as much work as a file has units."""
     _store(d, None, kind, (index, extra))
+
+
+# --- DIEs' children (dies.py) -------------------------------------------------------------------
+class Kids:
+    """A unit's DIEs' children as read: {parent offset: ((offset, tag, attrs, where its own
+    children start or None), ...)}, those kept by earlier processes and those read since."""
+    __slots__ = ("kept", "new")
+
+    def __init__(self, kept):
+        self.kept = kept
+        self.new = {}
+
+    def get(self, parent):
+        got = self.kept.get(parent)
+        return got if got is not None else self.new.get(parent)
+
+
+_DIRTY = []          # (DwarfInfo, unit) whose Kids gained entries since the last flush
+
+
+def kids(d, cu):
+    """The unit's Kids (loaded once: None when its DIEs are not kept)."""
+    k = cu._kids
+    if k is None:
+        if _name(d, cu, "kids") is None:
+            k = cu._kids = False
+        else:
+            kept = _load(d, cu, "kids")
+            k = cu._kids = Kids(kept if isinstance(kept, dict) else {})
+    return k or None
+
+
+def note_kids(d, cu, parent, entries):
+    k = kids(d, cu)
+    if k is not None:
+        if not k.new:
+            _DIRTY.append((d, cu))
+        k.new[parent] = tuple(entries)
+
+
+def flush():
+    """Keep what this command read of units' DIEs, each unit's file written again with what
+    it held and what was added."""
+    while _DIRTY:
+        d, cu = _DIRTY.pop()
+        k = cu._kids
+        if not k or not k.new:
+            continue
+        merged = {**k.kept, **k.new}
+        k.kept, k.new = merged, {}
+        _store(d, cu, "kids", merged)

@@ -136,7 +136,7 @@ class Unit:
                  "die_off", "name", "comp_dir", "stmt_list", "low_pc", "ranges", "language",
                  "str_offsets_base", "addr_base", "rnglists_base", "lowpc", "_lines", "_funcs",
                  "_abbrevs", "_scopes", "_parents", "_names", "owner", "_plans", "_line_head",
-                 "dwo_name", "dwo_id", "gnu_ranges_base", "skeleton", "split", "_column_rows")
+                 "dwo_name", "dwo_id", "gnu_ranges_base", "skeleton", "split", "_column_rows", "_kids")
 
     def __init__(self):
         self.name = None
@@ -152,6 +152,7 @@ class Unit:
         self._lines = None
         self._funcs = None
         self._column_rows = None      # linerows.py: every row with its column, when LLDB's format asks
+        self._kids = None          # unitcache.Kids: DIEs' children as read, kept on disk
         self._abbrevs = None
         self._scopes = None
         self._parents = None

@@ -17,6 +17,8 @@ from ..errors import BadFileError
 from . import diskcache
 
 SHF_COMPRESSED = 0x800
+#: Inflated bytes below which prefetch() starts no thread.
+PREFETCH_MIN = 1 << 20
 ELFCOMPRESS_ZLIB, ELFCOMPRESS_ZSTD = 1, 2
 
 
@@ -137,7 +139,9 @@ class DebugSections:
             job = self._compressed(name)
             if job is not None and job[2] <= max_size:
                 todo.append((name, *job))
-        if todo:
+        # a thread costs its start (a switch of the GIL: milliseconds inside a debugger), more
+        # than inflating a few small sections when they are read
+        if sum(job[3] for job in todo) >= PREFETCH_MIN:
             threading.Thread(target=self._inflate_all, args=(todo,), daemon=True,
                              name="swk-inflate").start()
 

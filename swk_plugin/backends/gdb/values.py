@@ -41,6 +41,30 @@ def find_symbol(pc, depth, name, is_param):
     return None
 
 
+def _builtin_only(printers):
+    """Whether GDB's global printers are its own builtin collection alone (mpx_bound128: a
+    type no program declares)."""
+    try:
+        import gdb.printing as gp
+        builtin = gp._builtin_pretty_printers
+    except (ImportError, AttributeError):
+        return not printers
+    return all(p is builtin for p in printers) and \
+        {getattr(sp, "name", None) for sp in getattr(builtin, "subprinters", ())} <= {"mpx_bound128"}
+
+
+def any_printer():
+    """Whether a pretty-printer that could take a program's type is registered (an objfile's,
+    the program space's, or a global one besides GDB's builtin): without one, asking GDB
+    about each value would only have it expand its units' symbols for nothing."""
+    try:
+        if gdb.current_progspace().pretty_printers or any(o.pretty_printers for o in gdb.objfiles()):
+            return True
+        return not _builtin_only(gdb.pretty_printers)
+    except (gdb.error, RuntimeError):
+        return True
+
+
 class GdbValuePrinter:
     """Walker.value_printer inside GDB."""
 
@@ -57,6 +81,8 @@ class GdbValuePrinter:
         self._types = (None, {})
 
     def __call__(self, req):
+        if not any_printer():
+            return None           # nothing for GDB to add: and its symbols stay unexpanded
         key = len(gdb.objfiles())
         held, types = self._types
         if held != key:
