@@ -244,11 +244,12 @@ def test_kept_unit_facts_are_what_a_first_reader_derives(tmp_path, monkeypatch):
 
 
 def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
-    """The DIEs a walk reads of a function's tree, child by child (dwarf/dies.py), are kept
-    per unit at the end of a command (unitcache.flush): for 30 functions of libc's debug file
-    (a seeded draw), every DIE of their trees three levels deep, read back by a second reader
-    from the cache (reading no child from .debug_info), is the first reader's; what a later
-    command reads is added to what was kept; a reader with the cache off reads the same."""
+    """The DIEs a walk reads (dwarf/dies.py: a function's tree child by child, whole trees,
+    the attributes that name a function) are kept per unit at the end of a command
+    (unitcache.flush): for 30 functions of libc's debug file (a seeded draw), every DIE of
+    their trees, read back by a second reader from the cache (reading no DIE from
+    .debug_info but units' top DIEs), is the first reader's; what a later command reads is
+    added to what was kept; a reader with the cache off reads the same."""
     import random
     from swk_plugin.dwarf import unitcache
     from swk_plugin.dwarf.info import DwarfInfo
@@ -262,7 +263,13 @@ def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
         return (node.offset, node.tag, dict(node.attrs), kids)
 
     def trees(d, funcs):
-        return [tree(d.die_node(d.unit_at(cu_off), off), 3) for cu_off, off in funcs]
+        out = []
+        for cu_off, off in funcs:
+            cu = d.unit_at(cu_off)
+            whole = d.die_tree(cu, off)                     # read in one pass, kept whole
+            named = d.die_attrs(cu, off)                    # the attributes that name it
+            out.append((tree(d.die_node(cu, off), 3), tree(whole, 50), named[1:]))
+        return out
 
     monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
     first = reader()
@@ -278,7 +285,7 @@ def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
     half = len(funcs) // 2
     derived = trees(first, funcs[:half])
     unitcache.flush()
-    assert list(tmp_path.rglob("kids-*.blob")), "nothing was kept"
+    assert list(tmp_path.rglob("dies-*.blob")), "nothing was kept"
     derived += trees(first, funcs[half:])          # a later command's reads, added
     unitcache.flush()
 
@@ -286,8 +293,8 @@ def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
     read = second.counts["dies_read"]
     kept = trees(second, funcs)
     assert kept == derived
-    # only each unit's top DIE and the functions' own (die_node) are read: none of their children
-    assert second.counts["dies_read"] - read <= 2 * len(funcs) < first.counts["dies_read"] // 4, \
+    # only each unit's top DIE is read (its header): no function's DIE, none of their children
+    assert second.counts["dies_read"] - read <= len(funcs) < first.counts["dies_read"] // 4, \
         (second.counts, first.counts)
     monkeypatch.setenv("SWK_CACHE_DIR", "off")
     assert trees(reader(), funcs) == derived

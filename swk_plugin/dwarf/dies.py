@@ -47,6 +47,19 @@ class DieNode:
         return f"<DieNode 0x{self.offset:x} tag 0x{self.tag:x}>"
 
 
+def _kept_tree(node):
+    """A DieNode tree as kept: (tag, attrs, ((offset, subtree), ...))."""
+    return node.tag, node.attrs, tuple((k.offset, _kept_tree(k)) for k in node._kids)
+
+
+def _node_of(kept, off, cu, parent):
+    tag, attrs, kids = kept
+    node = DieNode(off, tag, attrs, cu)
+    node.parent = parent
+    node._kids = [_node_of(k, koff, cu, node) for koff, k in kids]
+    return node
+
+
 class DieQueries:
     """DIE lookups by offset for the locals engine and the name printer."""
 
@@ -60,11 +73,17 @@ class DieQueries:
             target = self._unit_containing(off)
             if target is None:
                 return None
-        info = self.secs.view(".debug_info")
-        die, _p = self._read_die(info, off, target, wanted)
-        if die is None:
-            return None
-        return target, die[0], die[2]
+        kept = unitcache.kids(self, target) if wanted is DIE_ATTRS_FUNC else None
+        got = kept.get("attrs", off) if kept is not None else None
+        if got is None:
+            info = self.secs.view(".debug_info")
+            die, _p = self._read_die(info, off, target, wanted)
+            if die is None:
+                return None
+            got = (die[0], die[2])
+            if kept is not None:
+                unitcache.note(self, target, "attrs", off, got)
+        return target, got[0], got[1]
 
     def die_full(self, cu, off):
         """(unit, tag, attrs, has_children, end of attributes) of any DIE, every attribute read."""
@@ -189,8 +208,20 @@ class DieQueries:
         if other is not None:
             return other[0].die_tree(other[1], off)
         target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
+        if target is None:
+            return None
+        kept = unitcache.kids(self, target)
+        got = kept.get("trees", off) if kept is not None else None
+        if got is not None:
+            return _node_of(got, off, target, None)
+        root = self._read_tree(target, off)
+        if root is not None and kept is not None:
+            unitcache.note(self, target, "trees", off, _kept_tree(root))
+        return root
+
+    def _read_tree(self, target, off):
         info = self.secs.view(".debug_info")
-        if info is None or target is None:
+        if info is None:
             return None
         try:
             if target._abbrevs is None:
@@ -237,18 +268,26 @@ class DieQueries:
             node = other[0].die_node(other[1], off)
         else:
             target = cu if cu is not None and cu.offset <= off < cu.end else self.unit_of(off)
-            info = self.secs.view(".debug_info")
-            if info is None or target is None:
+            if target is None:
                 return None
-            try:
-                die, pos = self._read_die(info, off, target, ALL_ATTRS)
-            except (IndexError, KeyError, struct.error, ValueError, DwarfError):
-                return None
-            if die is None:
-                return None
-            node = DieNode(off, die[0], die[2], target)
-            if die[1]:
-                node._more = (self, pos)
+            kept = unitcache.kids(self, target)
+            got = kept.get("nodes", off) if kept is not None else None
+            if got is None:
+                info = self.secs.view(".debug_info")
+                if info is None:
+                    return None
+                try:
+                    die, pos = self._read_die(info, off, target, ALL_ATTRS)
+                except (IndexError, KeyError, struct.error, ValueError, DwarfError):
+                    return None
+                if die is None:
+                    return None
+                got = (die[0], die[2], pos if die[1] else None)
+                if kept is not None:
+                    unitcache.note(self, target, "nodes", off, got)
+            node = DieNode(off, got[0], got[1], target)
+            if got[2] is not None:
+                node._more = (self, got[2])
         if node is not None:
             if len(self._nodes) >= 65536:
                 self._nodes.clear()
@@ -260,11 +299,11 @@ class DieQueries:
         own children unread; on malformed DWARF those read before the fault."""
         cu = parent.cu
         kept = unitcache.kids(self, cu)
-        entries = kept.get(parent.offset) if kept is not None else None
+        entries = kept.get("kids", parent.offset) if kept is not None else None
         if entries is None:
-            entries = self._read_children(parent, pos)
+            entries = tuple(self._read_children(parent, pos))
             if kept is not None:
-                unitcache.note_kids(self, cu, parent.offset, entries)
+                unitcache.note(self, cu, "kids", parent.offset, entries)
         out = []
         for start, tag, attrs, more in entries:
             node = DieNode(start, tag, attrs, cu)

@@ -115,19 +115,24 @@ def store_map(d, kind, index, extra):
 
 # --- DIEs' children (dies.py) -------------------------------------------------------------------
 class Kids:
-    """A unit's DIEs' children as read: {parent offset: ((offset, tag, attrs, where its own
-    children start or None), ...)}, those kept by earlier processes and those read since."""
+    """A unit's DIEs as read, those kept by earlier processes and those read since:
+    "nodes", DIEs read alone (``die_node``: {offset: (tag, attrs, where its children start or
+    None)}); "kids", DIEs' children ({parent offset: ((offset, tag, attrs, where its own
+    children start or None), ...)}); "trees", whole subtrees (``die_tree``: {offset: (tag,
+    attrs, (subtree, ...))}); "attrs", a function's attributes for its name ({offset: (tag,
+    attrs)})."""
     __slots__ = ("kept", "new")
 
     def __init__(self, kept):
         self.kept = kept
-        self.new = {}
+        self.new = {kind: {} for kind in KINDS}
 
-    def get(self, parent):
-        got = self.kept.get(parent)
-        return got if got is not None else self.new.get(parent)
+    def get(self, kind, key):
+        got = self.kept[kind].get(key)
+        return got if got is not None else self.new[kind].get(key)
 
 
+KINDS = ("nodes", "kids", "trees", "attrs")
 _DIRTY = []          # (DwarfInfo, unit) whose Kids gained entries since the last flush
 
 
@@ -135,20 +140,23 @@ def kids(d, cu):
     """The unit's Kids (loaded once: None when its DIEs are not kept)."""
     k = cu._kids
     if k is None:
-        if _name(d, cu, "kids") is None:
+        if _name(d, cu, "dies") is None:
             k = cu._kids = False
         else:
-            kept = _load(d, cu, "kids")
-            k = cu._kids = Kids(kept if isinstance(kept, dict) else {})
+            kept = _load(d, cu, "dies")
+            if not (isinstance(kept, dict) and all(isinstance(kept.get(kind), dict) for kind in KINDS)):
+                kept = {kind: {} for kind in KINDS}
+            k = cu._kids = Kids(kept)
     return k or None
 
 
-def note_kids(d, cu, parent, entries):
+def note(d, cu, kind, key, value):
+    """Add what was just read of the unit (``kind``: one of KINDS) to what is kept."""
     k = kids(d, cu)
     if k is not None:
-        if not k.new:
+        if not any(k.new.values()):
             _DIRTY.append((d, cu))
-        k.new[parent] = tuple(entries)
+        k.new[kind][key] = value
 
 
 def flush():
@@ -157,8 +165,8 @@ def flush():
     while _DIRTY:
         d, cu = _DIRTY.pop()
         k = cu._kids
-        if not k or not k.new:
+        if not k or not any(k.new.values()):
             continue
-        merged = {**k.kept, **k.new}
-        k.kept, k.new = merged, {}
-        _store(d, cu, "kids", merged)
+        merged = {kind: {**k.kept[kind], **k.new[kind]} for kind in KINDS}
+        k.kept, k.new = merged, {kind: {} for kind in KINDS}
+        _store(d, cu, "dies", merged)
