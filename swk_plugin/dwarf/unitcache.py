@@ -154,9 +154,10 @@ def note(d, cu, kind, key, value):
     """Add what was just read of the unit (``kind``: one of KINDS) to what is kept."""
     k = kids(d, cu)
     if k is not None:
-        if not any(k.new.values()):
-            _DIRTY.append((d, cu))
-        k.new[kind][key] = value
+        with d._lock:             # flush() merges under it (an RLock: readers may hold it)
+            if not any(k.new.values()):
+                _DIRTY.append((d, cu))
+            k.new[kind][key] = value
 
 
 def flush():
@@ -165,8 +166,9 @@ def flush():
     while _DIRTY:
         d, cu = _DIRTY.pop()
         k = cu._kids
-        if not k or not any(k.new.values()):
-            continue
-        merged = {kind: {**k.kept[kind], **k.new[kind]} for kind in KINDS}
-        k.kept, k.new = merged, {kind: {} for kind in KINDS}
+        with d._lock:             # the unit's readers add to k.new under it
+            if not k or not any(k.new.values()):
+                continue
+            merged = {kind: {**k.kept[kind], **k.new[kind]} for kind in KINDS}
+            k.kept, k.new = merged, {kind: {} for kind in KINDS}
         _store(d, cu, "dies", merged)
