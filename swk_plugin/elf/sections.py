@@ -68,10 +68,8 @@ def _inflate(raw, little, is64):
 
 
 class Inflating:
-    """A zlib-compressed section inflated as far as its readers have needed so far: one
-    stream, driven by whichever reader needs more (the prefetching thread among them; the
-    others wait for the part under way rather than inflate it a second time)."""
-    __slots__ = ("_d", "_tail", "data", "size", "done", "lock")
+    """A zlib-compressed section inflated as far as its readers have needed so far."""
+    __slots__ = ("_d", "_tail", "data", "size", "done")
 
     def __init__(self, raw, skip, size):
         self._d = zlib.decompressobj()
@@ -79,16 +77,8 @@ class Inflating:
         self.data = b""
         self.size = size          # what the header promises (a hint only)
         self.done = False
-        self.lock = threading.Lock()
 
     def upto(self, end):
-        data = self.data
-        if end <= len(data) or self.done:
-            return data
-        with self.lock:
-            return self._upto(end)
-
-    def _upto(self, end):
         data = self.data
         if end <= len(data) or self.done:
             return data
@@ -146,24 +136,21 @@ class DebugSections:
         for name in names:
             if name in self._cache or self._disk(name):
                 continue
-            lazy = self._lazy.get(name) or self._lazy_for(name)
-            if lazy is not None and lazy.size <= max_size:
-                self._lazy.setdefault(name, lazy)
-                todo.append((name, self._lazy[name]))
+            job = self._compressed(name)
+            if job is not None and job[2] <= max_size:
+                todo.append((name, *job))
         # a thread costs its start (a switch of the GIL: milliseconds inside a debugger), more
         # than inflating a few small sections when they are read
-        if sum(lazy.size for _name, lazy in todo) >= PREFETCH_MIN:
+        if sum(job[3] for job in todo) >= PREFETCH_MIN:
             threading.Thread(target=self._inflate_all, args=(todo,), daemon=True,
                              name="swk-inflate").start()
 
     def _inflate_all(self, todo):
-        """Drive each section's one stream to its end in doubling steps (a reader that needs
-        a part meanwhile waits at most for the step under way)."""
-        for name, lazy in todo:
+        for name, raw, skip, size in todo:
+            if name in self._cache:
+                continue
             try:
-                while not lazy.done:
-                    lazy.upto(max(2 * len(lazy.data), 1 << 18))
-                data = lazy.whole()
+                data = zlib.decompress(memoryview(raw)[skip:], bufsize=max(size, 1))
             except (zlib.error, ValueError, MemoryError):
                 continue
             self._cache.setdefault(name, data)    # readers take it from here on
@@ -224,6 +211,32 @@ class DebugSections:
         key = self._disk_key(name)
         if key is not None and key[4] == len(data) and diskcache.store(key[0], key[1], key[2], key[3], data):
             self.to_disk.append(name)
+
+    def _compressed(self, name):
+        """(raw bytes, where its zlib stream starts, its size) of a zlib-compressed section,
+        else None."""
+        h = self._hdrs.get(name)
+        try:
+            if h is not None and h[0] != "SHT_NOBITS" and h[3] > 0:
+                hsz = 24 if self.is64 else 12
+                if not h[1] & SHF_COMPRESSED or h[3] <= hsz:
+                    return None
+                raw = self.module.read_file(h[2], h[3])
+                e = "<" if self.little else ">"
+                if self.is64:
+                    ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", raw, 0)
+                else:
+                    ch_type, size, _align = struct.unpack_from(e + "III", raw, 0)
+                return (raw, hsz, size) if ch_type == ELFCOMPRESS_ZLIB else None
+            if name.startswith(".debug_"):
+                z = self._hdrs.get(".zdebug_" + name[7:])
+                if z is not None and z[0] != "SHT_NOBITS" and z[3] > 12:
+                    raw = self.module.read_file(z[2], z[3])
+                    if raw[:4] == b"ZLIB":
+                        return raw, 12, int.from_bytes(raw[4:12], "big")
+        except (BadFileError, struct.error, ValueError, OSError):
+            return None
+        return None
 
     def has(self, name):
         h = self._hdrs.get(name)
