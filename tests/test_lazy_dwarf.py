@@ -284,3 +284,34 @@ def test_sections_inflated_ahead_are_pyelftools_bytes(monkeypatch):
             assert secs.view(name) == elf.get_section_by_name(name).data(), name
     ondemand = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
     assert ondemand.upto(".debug_info", 1 << 62) == secs.get(".debug_info")
+
+
+def test_a_process_dwarf_inflated_before_swk_is_imported(monkeypatch):
+    """`swk bt --pid` starts inflating the compressed DWARF of the files a process maps before
+    the rest of swk is imported (linux/inflateahead.py): for a process parked in libc, libc's
+    debug file's sections are being inflated in the background (when a processor is spare:
+    the check is made to pass here), and the walk then reads them from the same reader."""
+    import subprocess
+    import time
+    from swk_plugin.dwarf import lines as lines_mod
+    from swk_plugin.elf.module import open_module
+    from swk_plugin.elf.sections import debug_sections
+    from swk_plugin.linux.inflateahead import inflate_ahead
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    monkeypatch.setattr(lines_mod, "_spare_processor", lambda: True)
+    proc = subprocess.Popen(["sleep", "1000"])
+    try:
+        time.sleep(0.3)
+        before = set(threading.enumerate())
+        inflate_ahead([proc.pid])
+        workers = [t for t in threading.enumerate() if t not in before and t.name == "swk-inflate"]
+        assert workers, "nothing is being inflated"
+        dbg = attach_debug_file(open_module(LIBC))
+        secs = debug_sections(dbg)
+        assert secs._prefetching
+        for t in workers:
+            t.join(120)
+        assert secs.view(".debug_info") == DebugSections(ElfModule(path=dbg.path, name=dbg.name)).get(".debug_info")
+    finally:
+        proc.kill()
+        proc.wait()
