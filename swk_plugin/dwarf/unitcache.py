@@ -21,8 +21,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = tuple(os.path.join(_HERE, name) for name in (
     "info.py", "lineprog.py", "units.py", "constants.py", "aranges.py", "dies.py", "unitcache.py"))
 #: Smaller units are derived again: reading a file back costs more than their scan.
-MIN_UNIT = 4 << 10      # bytes of .debug_info a unit's scan passes over
-MIN_ROWS = 150          # line rows
+MIN_UNIT = 1 << 10      # bytes of .debug_info a unit's scan passes over
+MIN_ROWS = 50           # line rows
 MIN_ARANGES = 1000      # ranges in .debug_aranges
 
 
