@@ -24,7 +24,7 @@ import time
 from ..cache import LazyPattern
 
 MAX_BYTES = 2 << 30
-MIN_SIZE = 256 << 10
+MIN_SIZE = 16 << 10
 #: prune() runs at a process's first write, and again only after this much more was written:
 #: a walk may keep a dozen small blobs, and a prune reads the whole cache's directory.
 PRUNE_EVERY = 64 << 20

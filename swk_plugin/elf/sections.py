@@ -270,6 +270,9 @@ class DebugSections:
             lazy = self._lazy_for(name)
             if lazy is None:
                 return self.get(name)
+            if lazy.size < PREFETCH_MIN:      # small: inflated whole at once, and so kept on disk
+                self._lazy[name] = lazy
+                return self.get(name)
             self._lazy[name] = lazy
         try:
             data = lazy.upto(end)
