@@ -22,9 +22,10 @@ def _pids_asked(argv):
             arg[6:] if arg.startswith("--pid=") else None)
         if value is not None:
             try:
-                return [int(p, 0) for p in value.split(",")]
+                pids = [int(p, 10) for p in value.split(",")]      # as cli._pid reads them
             except ValueError:
                 return []
+            return pids if all(p > 0 for p in pids) else []
     return []
 
 

@@ -315,3 +315,23 @@ def test_a_process_dwarf_inflated_before_swk_is_imported(monkeypatch):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_processes_inflated_ahead_are_those_asked_for():
+    """The command line's entry (__main__) reads `bt --pid` from its arguments before argparse
+    does, only to start inflating: every spelling argparse takes is read, anything else is
+    left to argparse (which says what is wrong), and no other command starts anything."""
+    import importlib.util
+    spec = importlib.util.find_spec("swk_plugin.__main__")
+    source = open(spec.origin).read()
+    env = {}
+    exec(compile(source.split("\n_asked = ")[0], spec.origin, "exec"), env)
+    pids = env["_pids_asked"]
+    assert pids(["bt", "--pid", "12"]) == [12]
+    assert pids(["bt", "--pid=12,34"]) == [12, 34]
+    assert pids(["bt", "--json", "--pid", "16", "5"]) == [16]
+    assert pids(["bt", "--pid", "0x10"]) == [] and pids(["bt", "--pid", "0"]) == []
+    assert pids(["bt", "--pid", "twelve"]) == []
+    assert pids(["bt", "--core", "core.1"]) == []
+    assert pids(["profile", "--pid", "12"]) == []
+    assert pids(["bt", "--pid"]) == []
