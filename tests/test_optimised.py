@@ -319,7 +319,7 @@ def test_fast_paths_equal_the_general_ones(progs, b, m):
     from swk_plugin.backends.core import CoreProcessState
     from swk_plugin.display import line_args_text, shown_frames, variables
     from swk_plugin.format import _args_text
-    from swk_plugin.locals.entry import call_site_entry_regs
+    from swk_plugin.locals.entry import call_site_entry_regs, site_fast_values
     from swk_plugin.locals.frames import FrameVariables, LevelRegisters, call_levels, entry_regs
     from swk_plugin.locals.scopes import function_at
     from swk_plugin.walker import Walker
@@ -327,7 +327,7 @@ def test_fast_paths_equal_the_general_ones(progs, b, m):
     exe, _dl = progs.exe(build)
     ps = CoreProcessState(str(progs.core(build, mode)), exe_path=str(exe))
     walker = Walker(ps)
-    lines = entries = fast_lines = 0
+    lines = entries = fast_lines = passed_on = 0
     for tid in ps.get_thread_ids():
         walk = walker.walk_stack(tid)
         full = list(call_levels(walk))
@@ -368,8 +368,16 @@ def test_fast_paths_equal_the_general_ones(progs, b, m):
             fast = entry_regs(walk, i)
             assert dict(fast) == dict(general), f"thread {tid} level {i}: {dict(fast)} != {dict(general)}"
             assert set(getattr(fast, "from_fbreg", ())) == set(general.from_fbreg)
+            assert dict(getattr(fast, "depth", {})) == dict(general.depth), f"thread {tid} level {i}"
+            assert dict(getattr(fast, "errors", {})) == dict(general.errors), f"thread {tid} level {i}"
+            site = site_fast_values(clib.module, caller.ra - clib.base, clib.base,
+                                    callee_entry=fn.entry_pc if fn else None, callee_module=lib.module,
+                                    callee_bias=lib.base)
+            passed_on += sum(1 for p in site or () if p[4] and p[0] in general)
             entries += 1
     assert lines >= 2 and entries >= 1
+    if mode == "tail" and b in ("O2", "O2-dwarf4"):     # a parameter passed on: its caller's entry value
+        assert passed_on >= 1, "no call site passed a parameter on by the fast path"
     if mode in ("tail", "amb"):     # integer arguments in registers, with entry values
         assert fast_lines >= 1, "no frame line took the compiled path"
 

@@ -303,6 +303,8 @@ def call_site_entry_regs(caller_module, caller, *, callee_entry=None, callee_mod
     from_fbreg = getattr(caller_entry_regs, "from_fbreg", None) or set()
     mask = (1 << (8 * caller.ptr_size)) - 1
     for r, code, cu, fast, has_fbreg in params:
+        if fast is not None and fast[0] == "entry":
+            fast = None                             # the evaluator, as its callers read it
         if fast is not None:
             if fast[0] == "const":
                 out[r] = fast[1]
@@ -363,10 +365,12 @@ def call_site_entry_regs(caller_module, caller, *, callee_entry=None, callee_mod
 
 def site_fast_values(caller_module, caller_ra, bias, callee_entry=None, callee_module=None, callee_bias=None):
     """What call_site_entry_regs computes at this call site, as (register, caller's register
-    or None, offset or constant, whether it names DW_OP_fbreg) per parameter when every
-    value is a constant or a caller's register plus an offset and the call is direct (what
-    compilers emit most); () when the site gives no entry values; None when only the
-    general evaluator can say.  Arguments as call_site_entry_regs's."""
+    or None, offset or constant, whether it names DW_OP_fbreg, whether the caller's register
+    is its value on entry) per parameter when every value is a constant (an address too), a
+    caller's register plus an offset, or a caller's parameter passed on (its entry value plus
+    an offset) and the call is direct (what compilers emit most); () when the site gives no
+    entry values; None when only the general evaluator can say.  Arguments as
+    call_site_entry_regs's."""
     eng = engine_for(caller_module)
     if eng is None:
         return ()
@@ -378,7 +382,8 @@ def site_fast_values(caller_module, caller_ra, bias, callee_entry=None, callee_m
     _scope, dyn_target, params, datas = plan
     if dyn_target is not None or datas or any(fast is None for _r, _c, _cu, fast, _fb in params):
         return None
-    return tuple((r, None, fast[1], fb) if fast[0] == "const" else (r, fast[1], fast[2], fb)
+    return tuple((r, None, fast[1], fb, False) if fast[0] == "const" else
+                 (r, fast[1], fast[2], fb, fast[0] == "entry")
                  for r, _code, _cu, fast, fb in params)
 
 
@@ -435,7 +440,8 @@ def _site_plan(eng, caller_module, caller_ra, bias, callee_entry, cmod, cbias):
                 else:
                     continue
                 code = bytes(val[1])
-                params.append((r, code, p.cu, _fast_value(code), 0x91 in code))
+                params.append((r, code, p.cu, _fast_value(code, p.cu.addr_size or 8, eng.d.byteorder, bias),
+                               0x91 in code))
                 dval = p.attrs.get(AT_call_data_value) or p.attrs.get(AT_GNU_call_site_data_value)
                 if dval is not None and isinstance(dval[1], (bytes, bytearray)):
                     datas.append((r, bytes(dval[1]), p.cu))
@@ -452,11 +458,27 @@ def _sp_dwarf(module):
     return sp if isinstance(sp, int) and 0 <= sp < 32 else None
 
 
-def _fast_value(code):
-    """("const", v) for DW_OP_litN / DW_OP_constNu, ("breg", N, off) for DW_OP_bregN off,
-    else None."""
+def _fast_value(code, addr_size, byteorder, bias):
+    """("const", v) for DW_OP_litN / DW_OP_constNu and DW_OP_addr (moved by ``bias``, as the
+    evaluator's expressions are), ("breg", N, off) for DW_OP_bregN off, ("entry", N, off) for
+    DW_OP_entry_value(DW_OP_regN) [DW_OP_plus_uconst off] (a parameter passed on; the GNU op
+    too), else None."""
     if len(code) == 1 and 0x30 <= code[0] <= 0x4f:
         return ("const", code[0] - 0x30)
+    if len(code) == 1 + addr_size and code[0] == 0x03:
+        v = int.from_bytes(code[1:], byteorder)
+        return ("const", (v + bias) & ((1 << (8 * addr_size)) - 1))
+    if len(code) >= 3 and code[0] in (0xa3, 0xf3) and code[1] == 1 and 0x50 <= code[2] <= 0x6f:
+        if len(code) == 3:
+            return ("entry", code[2] - 0x50, 0)
+        if code[3] == 0x23:
+            try:
+                off, end = uleb128(code, 4)
+            except Exception:
+                return None
+            if end == len(code):
+                return ("entry", code[2] - 0x50, off)
+        return None
     if code and 0x70 <= code[0] <= 0x8f:
         try:
             off, end = sleb128(code, 1)

@@ -18,6 +18,7 @@ from ..unwind.apply import frame_cfa
 from ..unwind.cfi import cfi_rule_at
 from ..unwind.modules import function_at as symbol_function_at
 from .entry import EntryRegs, OpenEntryRegs, call_site_entry_regs, site_fast_values
+from .locations import ENTRY_LOOP, ENTRY_NESTING
 from .scopes import function_at, scopes_at, unit_at
 from .tailcalls import tail_call_chain
 
@@ -477,9 +478,25 @@ def entry_regs(walk, level, outermost=None):
         if fast is not None:
             regs = EntryRegs()
             cregs = caller.regs
-            for r, reg, off, has_fbreg in fast:
+            for r, reg, off, has_fbreg, passed_on in fast:
                 if reg is None:
                     regs[r] = off
+                elif passed_on:             # the caller's own parameter: its entry value, nested
+                    up = memo.get(i + 1)
+                    depth = 1 + getattr(up, "depth", {}).get(reg, 1)
+                    if up is not None and depth > ENTRY_NESTING:
+                        regs.errors[r] = ENTRY_LOOP       # as deep as GDB goes
+                        regs.depth[r] = ENTRY_NESTING
+                        continue
+                    v = up.get(reg) if up else None
+                    if v is None:
+                        continue            # unknown there: none here either
+                    if not isinstance(v, int):
+                        break               # a register's bytes: the general path below
+                    regs[r] = ((v & mask) + off) & mask
+                    regs.depth[r] = depth
+                    if reg in getattr(up, "from_fbreg", ()):
+                        regs.from_fbreg.add(r)
                 else:
                     v = cregs.get(reg)
                     if v is None or not isinstance(v, int):
