@@ -16,6 +16,7 @@ handler, and (unless "quiet") a busy thread.
   test_threads_come_and_go        threads exiting mid-walk: every walk ends cleanly
   test_pause_reported             snapshots report each thread's pause (JSON and -v)
   test_i386_process               a -m32 process (the 32-bit register sets)
+  test_vector_registers_live[...] the FP/vector registers copied are those the program set
   test_profile                    `swk profile`: top functions, folded stacks, an SVG flame
                                   graph, the target's pause share; the process left as it was
   test_new_walker_pid             Walker.new_walker(pid=...) (spec: newWalker(pid))
@@ -376,6 +377,58 @@ def test_i386_process():
         errs += T.compare_swk_to_gdb(native, T.parse_swk_json(r.stdout), by_tid=True)
         if errs:
             _fail(errs, r.stdout[-2000:])
+
+
+_VECTOR_PROBE = """
+import json, sys
+from swk_plugin.backends.ptrace import PtraceProcessState, Tracer
+from swk_plugin.linux.maps import read_proc_maps
+pid, n, width = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+out = {}
+for how in ("copy_each", "stopped"):
+    with Tracer(pid) as tracer:
+        if how == "stopped":
+            tracer.stop()
+            tracer.capture(0, read_proc_maps(pid))
+        else:
+            tracer.copy_each(4096, read_proc_maps(pid))
+        ps = PtraceProcessState(tracer, live_stacks=how == "stopped")
+        tid = ps.get_thread_ids()[0]
+        name = "ymm" if width == 32 else "xmm"
+        out[how] = [ps.get_fpreg_value(f"{name}{r}", tid)[:width].hex() for r in range(n)]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("m32", [False, True], ids=["x86_64", "i386"])
+def test_vector_registers_live(m32):
+    """A live thread's FP and vector registers, as swk copies them (the XSAVE area read only as
+    far as the ymm registers, the FXSAVE area not read again), are the bytes the program put
+    there itself (tests/corpus/vector_regs.c): every ymm register where the CPU has AVX, else
+    every xmm register; each thread let go at once (copy_each) and all held (stop)."""
+    cf = (*CFLAGS, *T.m32_flags()) if m32 else CFLAGS
+    exe = T.build(["vector_regs.c"], "vector-regs-m32" if m32 else "vector-regs", cf)
+    proc = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        line = _readline(proc, 30) or ""
+        if not line.startswith("ready "):
+            raise T.HarnessError(f"vector_regs did not start: {line!r}")
+        _ready, pid, isa = line.split()
+        n, width = (8 if m32 else 16), (32 if isa == "avx" else 16)
+        time.sleep(0.2)                     # into its asm and pause
+        p = T.run_cmd([T.PYTHON, "-c", _VECTOR_PROBE, pid, str(n), str(width)], cwd=T.REPO, timeout=120)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    if p.returncode != 0:
+        _fail([f"the probe exited {p.returncode}"], p.stdout + p.stderr)
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    want = [bytes((37 * r + 3 * b + 11) & 0xFF for b in range(width)).hex() for r in range(n)]
+    errs = [f"{how} {r}: {v} != {w}" for how, vals in got.items() for r, (v, w) in enumerate(zip(vals, want))
+            if v != w]
+    if errs or set(got) != {"copy_each", "stopped"}:
+        _fail(errs or [f"modes {sorted(got)}"], p.stdout)
 
 
 # --------------------------------------------------------------------------

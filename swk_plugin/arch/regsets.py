@@ -31,13 +31,15 @@ class UserRegsetView:
     ``prpsinfo``            struct elf_prpsinfo: offsets of uid, pid, fname, psargs; uid_size
                             (__kernel_uid_t); size
     ``ptrace_notes``        ((note type, largest size), ...): the further sets ptrace reads
-                            besides NT_PRSTATUS, kept by type as a core keeps its notes
+                            besides NT_PRSTATUS, in order, kept by type as a core keeps its notes
+    ``ptrace_covered``      {note type: note type}: a set not read when the other was (its
+                            bytes are the other's first: the FXSAVE area of an XSAVE area)
     ``fp_notes``            the architecture's unpack_fp_notes (below), or None
     ``tls``                 the architecture's thread_pointer (below), or None
     """
 
     def __init__(self, user_regs, slot, dwarf_names, *, prstatus_reg_offset, prstatus_size, long, prpsinfo,
-                 byteorder="little", nslots=None, widths=None, ptrace_notes=(), fp_notes=None, tls=None):
+                 byteorder="little", nslots=None, widths=None, ptrace_notes=(), fp_notes=None, tls=None, ptrace_covered=None):
         self.user_regs = tuple(user_regs)
         self.slot = slot
         self.byteorder = byteorder
@@ -47,6 +49,7 @@ class UserRegsetView:
         self.long = long
         self.prpsinfo = dict(prpsinfo)
         self.ptrace_notes = tuple(ptrace_notes)
+        self.ptrace_covered = dict(ptrace_covered or {})
         self._fp_notes, self._tls = fp_notes, tls
         numbers = {}
         for regno, name in enumerate(dwarf_names):

@@ -20,6 +20,9 @@ XSAVE_YMM_HI = 576
 XFEATURE_X87, XFEATURE_SSE, XFEATURE_YMM = 1, 2, 4
 #: Bounds on an XSAVE area's size (AVX-512 needs 2,696 bytes; AMX more).
 XSAVE_MAX = 1 << 16
+#: The bytes of an XSAVE area unpack reads: to the last of the 16 ymm registers' upper halves
+#: (a live thread's is read as far as this: with AMX the whole area is 11 KB).
+XSAVE_USED = XSAVE_YMM_HI + 16 * 16
 #: The legacy FSAVE area (i386's NT_FPREGSET, ``struct user_i387_struct``): a 28-byte
 #: environment, then ST(0)..ST(7) packed, 10 bytes each.
 FSAVE_ST = 28

@@ -32,6 +32,8 @@ from ..procstate import LibraryState, ProcessState
 #: Bytes of stack copied above the stack pointer (and the x86-64 red zone below it).
 DEFAULT_STACK_BYTES = 8 << 20
 RED_ZONE = 128
+#: Threads copy_each asks to stop ahead of the one it copies.
+COPY_AHEAD = 8
 NT_PRSTATUS = 1
 
 
@@ -143,13 +145,25 @@ class Tracer:
     def copy_each(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None):
         """Each thread in turn stopped, copied (capture) and detached at once, with the
         signal it was stopped for (one the process itself stopped stays stopped): each is
-        paused for its own copy only, not for every thread's."""
+        paused for its own copy only and the few before it (COPY_AHEAD are asked to stop
+        ahead of their copy: a thread takes longer to come to its stop than to be copied)."""
         self.attach()
-        for tid in list(self.seized):
-            if tid not in self.stopped and not self._interrupt(tid):
-                continue
-            if tid not in self.stopped and not self._wait_stopped(tid):
-                continue
+        order = list(self.seized)
+        asked = {}                           # thread id: when it was asked to stop
+        ahead = 0
+        for k, tid in enumerate(order):
+            while ahead < len(order) and ahead <= k + COPY_AHEAD:
+                t = order[ahead]
+                ahead += 1
+                if t not in self.stopped and self._interrupt(t):
+                    asked[t] = time.perf_counter()
+            if tid not in self.stopped and tid not in asked:
+                continue                     # gone before it was asked
+            if tid not in self.stopped:
+                if not self._wait_stopped(tid):
+                    continue
+                # its pause counted from the asking (it may have stopped any time since)
+                self.threads[tid].stopped_at = asked[tid]
             self.capture(stack_bytes, regions, tids=[tid])
             snap = self.threads.get(tid)
             try:
@@ -277,6 +291,8 @@ class Tracer:
             snap.regs = rs.unpack_user_regs(raw)
             snap.notes = {}
             for note, size in rs.ptrace_notes if notes else ():
+                if rs.ptrace_covered.get(note) in snap.notes:
+                    continue
                 try:
                     data = ptrace.getregset(tid, note, size)
                 except ptrace.PtraceError:

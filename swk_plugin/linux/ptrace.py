@@ -132,15 +132,20 @@ def wait(tid, nohang=False):
 def getregset(tid, note_type, size):
     """The thread's register set ``note_type`` (NT_PRSTATUS, NT_FPREGSET, ...): the bytes
     the kernel filled in (as many as it says), or None where it has no such set."""
-    buf = ctypes.create_string_buffer(size)
-    iov = _IoVec(ctypes.cast(buf, ctypes.c_void_p), size)
+    buf = _buffers.get(size)
+    if buf is None:             # one buffer per size, reused: a thousand threads' sets
+        buf = _buffers[size] = ctypes.create_string_buffer(size)
+    iov = _IoVec(ctypes.addressof(buf), size)
     try:
         _ptrace(PTRACE_GETREGSET, tid, ctypes.c_void_p(note_type), ctypes.byref(iov), "PTRACE_GETREGSET")
     except PtraceError as exc:
         if exc.errno in (errno.EINVAL, errno.ENODEV, errno.EIO):
             return None
         raise
-    return buf.raw[:iov.len]
+    return ctypes.string_at(buf, min(iov.len, size))
+
+
+_buffers = {}
 
 
 def getsiginfo(tid, size=128):

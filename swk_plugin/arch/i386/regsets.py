@@ -72,5 +72,7 @@ REGSETS = UserRegsetView(
     USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
     prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO,
     # the FP state, and the TLS descriptors (the thread pointer), each bounded
-    ptrace_notes=((NT_FPREGSET, 108), (NT_PRXFPREG, 512), (NT_X86_XSTATE, 1 << 14), (NT_386_TLS, 3 * 16)),
+    ptrace_notes=((NT_X86_XSTATE, xsave_layout.XSAVE_USED), (NT_FPREGSET, 108), (NT_PRXFPREG, 512),
+                  (NT_386_TLS, 3 * 16)),
+    ptrace_covered={NT_FPREGSET: NT_X86_XSTATE, NT_PRXFPREG: NT_X86_XSTATE},
     fp_notes=unpack_fp_notes, tls=thread_pointer)

@@ -13,4 +13,5 @@ PRSTATUS_SIZE = PRSTATUS_REG_OFFSET + 8 * len(x86_64_regsets.USER_REGS) + 8     
 REGSETS = UserRegsetView(
     x86_64_regsets.USER_REGS, 8, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
     prstatus_size=PRSTATUS_SIZE, long=4, prpsinfo=i386_regsets.PRPSINFO,
-    ptrace_notes=x86_64_regsets.REGSETS.ptrace_notes, fp_notes=x86_64_regsets.unpack_fp_notes)
+    ptrace_notes=x86_64_regsets.REGSETS.ptrace_notes, ptrace_covered=x86_64_regsets.REGSETS.ptrace_covered,
+    fp_notes=x86_64_regsets.unpack_fp_notes)

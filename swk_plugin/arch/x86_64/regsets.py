@@ -45,6 +45,7 @@ def unpack_fp_notes(notes):
 REGSETS = UserRegsetView(
     USER_REGS, SLOT, registers.DWARF_NAMES, prstatus_reg_offset=PRSTATUS_REG_OFFSET,
     prstatus_size=PRSTATUS_SIZE, long=LONG, prpsinfo=PRPSINFO,
-    # the FP state, bounded (the XSAVE area's size depends on the CPU's features)
-    ptrace_notes=((NT_FPREGSET, 512), (NT_X86_XSTATE, 1 << 14)),
-    fp_notes=unpack_fp_notes)
+    # the FP state: the XSAVE area as far as unpack reads it (its size depends on the CPU's
+    # features), which begins with the FXSAVE area NT_FPREGSET would read again
+    ptrace_notes=((NT_X86_XSTATE, xsave_layout.XSAVE_USED), (NT_FPREGSET, 512)),
+    ptrace_covered={NT_FPREGSET: NT_X86_XSTATE}, fp_notes=unpack_fp_notes)
