@@ -33,7 +33,7 @@ from ..procstate import LibraryState, ProcessState
 DEFAULT_STACK_BYTES = 8 << 20
 RED_ZONE = 128
 #: Threads copy_each asks to stop ahead of the one it copies.
-COPY_AHEAD = 8
+COPY_AHEAD = 2
 NT_PRSTATUS = 1
 
 
