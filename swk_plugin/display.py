@@ -319,12 +319,17 @@ def plain_text(v, vkind, symbolize=None):
 
 
 def vars_context(walk, ps):
-    """(the libraries as (module, bias), GDB's <symbol> printer over them): once per walk."""
+    """(the libraries as (module, bias), GDB's <symbol> printer over them): made once per
+    library list (a thousand threads' walks share it), kept with each walk."""
     ctx = walk.derived.get("vars-ctx")
     if ctx is None:
-        libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()
-                     if lib.module is not None]
-        ctx = walk.derived["vars-ctx"] = (libraries, make_symbolizer(libraries))
+        memo = ps.library_cache.memo("vars-ctx")
+        ctx = memo.get(ps.library_state)
+        if ctx is None:
+            libraries = [(lib.module, lib.base) for lib in ps.library_state.get_libraries()
+                         if lib.module is not None]
+            ctx = memo.put(ps.library_state, (libraries, make_symbolizer(libraries)))
+        walk.derived["vars-ctx"] = ctx
     return ctx
 
 

@@ -27,7 +27,7 @@ from ..linux import ptrace
 from ..linux.auxv import read_proc_auxv
 from ..linux.libraries import process_libraries
 from ..linux.maps import read_proc_maps
-from ..procstate import LibraryState, ProcessState
+from ..procstate import PAGE, LibraryState, ProcessState
 
 #: Bytes of stack copied above the stack pointer (and the x86-64 red zone below it).
 DEFAULT_STACK_BYTES = 8 << 20
@@ -307,8 +307,10 @@ class Tracer:
         sp = snap.regs.get(self.arch.sp)
         if sp is None:
             return
-        lo = max(0, sp - RED_ZONE)
-        end = lo + stack_bytes
+        # from the page holding the red zone's end: a page the walk reads there is then all
+        # in the copy, not partly read live
+        end = max(0, sp - RED_ZONE) + stack_bytes
+        lo = max(0, sp - RED_ZONE) & ~(PAGE - 1)
         i = bisect_right(starts, sp) - 1          # the mapping holding sp, if any
         if i >= 0 and sp < regions[i].end:
             r = regions[i]
@@ -343,13 +345,17 @@ class PtraceProcessState(ProcessState):
 
     # --- threads and registers -----------------------------------------------------------
     def get_thread_ids(self):
+        return list(self._thread_table()[1])
+
+    def _thread_table(self):
+        """(what it was made from, thread ids, {tid: number}), made again after a capture."""
         key = (self.tracer.captures, len(self.tracer.seized), len(self.tracer.threads))
         if self._tids is None or self._tids[0] != key:
             threads = self.tracer.threads
             tids = [t for t in self.tracer.seized if t in threads and threads[t].regs] or \
                 [t for t, s in threads.items() if s.regs]
             self._tids = (key, tids, {t: i + 1 for i, t in enumerate(tids)})
-        return list(self._tids[1])
+        return self._tids
 
     def get_default_thread(self):
         tids = self.get_thread_ids()
@@ -445,8 +451,7 @@ class PtraceProcessState(ProcessState):
 
     def thread_label(self, tid):
         """(1-based number in the process's thread order, as GDB numbers them, tid)."""
-        self.get_thread_ids()
-        return self._tids[2].get(tid), tid
+        return self._thread_table()[2].get(tid), tid
 
     def get_executable_path(self):
         try:

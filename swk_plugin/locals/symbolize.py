@@ -81,10 +81,14 @@ class Symbolizer:
     """GDB's <symbol+offset> for an address anywhere in a process (``symbolizer(addr)``), and
     whether an address is a function descriptor (``descriptor(addr)``: ELFv1's .opd, where a
     function pointer points; GDB prints such a pointer ``@DESCRIPTOR: ENTRY <function>``)."""
-    __slots__ = ("spans",)
+    __slots__ = ("spans", "_names")
+
+    #: Addresses whose text is remembered (threads' walks print the same pointers over and over).
+    REMEMBERED = 1 << 14
 
     def __init__(self, spans):
         self.spans = spans
+        self._names = {}
 
     def _span(self, a):
         for lo, hi, module, bias in self.spans:
@@ -93,8 +97,15 @@ class Symbolizer:
         return None
 
     def __call__(self, a):
+        names = self._names
+        if a in names:
+            return names[a]
         span = self._span(a)
-        return module_symbolizer(*span)(a) if span is not None else None
+        name = module_symbolizer(*span)(a) if span is not None else None
+        if len(names) >= self.REMEMBERED:
+            names.clear()
+        names[a] = name
+        return name
 
     def descriptor(self, a):
         span = self._span(a)
