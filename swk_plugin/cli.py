@@ -166,13 +166,15 @@ def _sink(out):
     return sink
 
 
-def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=True):
+def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=True, copier=None):
     """Print the threads of one process, or group them by stack (--unique), or merge them
     (--merge), into ``tree`` where several processes share one; ``nth``: its place among several
     (None: the only one), which heads its threads with the process; ``parallel``: its memory
-    does not change (a core, copies), so many threads may be walked by several processes."""
+    does not change (a core, copies), so many threads may be walked by several processes;
+    ``copier``: the threads of a live process are still to be copied (a _Copier), each share
+    just before it is walked, so that workers walk while the others are copied."""
     ps = walker.process_state
-    tids = ps.get_thread_ids()
+    tids = copier.planned() if copier is not None else ps.get_thread_ids()
     if args.thread is not None:
         if args.thread not in tids:
             raise SwkError(f"swk: {what} has no thread {args.thread} (it has {', '.join(map(str, tids))})")
@@ -184,7 +186,7 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
         process = None if tree is None else str(pid) if pid and str(pid) not in groups.processes else f"#{nth + 1}"
         groups.processes.append(process)
         for entries in _in_shares(tids, workers, lambda share: groups.entries(walker, share, opts, process=process,
-                                                                              eager=workers > 1)):
+                                                                              eager=workers > 1), copier):
             groups.add_entries(entries)
         if tree is None:
             groups.print(opts, _sink(out))
@@ -192,7 +194,8 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
     if opts.merge:
         merged = tree if tree is not None else MergeTree(opts.merge)
         proc = merged.add_process(ps.get_process_id(), ps.get_executable_path())
-        for entries in _in_shares(tids, workers, lambda share: merge_entries(walker, share, opts, merged.by)):
+        for entries in _in_shares(tids, workers, lambda share: merge_entries(walker, share, opts, merged.by),
+                                  copier):
             add_merge_entries(merged, proc, entries)
         if tree is None:
             print_merge(merged, opts, _sink(out))
@@ -204,16 +207,21 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
         info = _with_pid(pid, info)
     # every thread of a process is headed, as GDB's thread apply all does
     if workers == 1:
+        if copier is not None:
+            tids = copier.copy(tids)
         return run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
     firsts = {}
 
     def text(share):
         buf = io.StringIO()
         run_bt(walker, share, opts, _sink(buf), headers=True, thread_info=info, write=buf.write,
-               first=firsts[share[0]] if share else 0)
+               first=firsts[share[0]] - (firsts["gone"] if share[0] != tids[0] else 0) if share else 0)
+        if not share and not firsts["gone"]:
+            firsts["gone"] = 1                  # the first thread went before its copy
         return buf.getvalue()
     firsts.update((t, i) for i, t in enumerate(tids))
-    for part in _in_shares(tids, workers, text):
+    firsts["gone"] = 0
+    for part in _in_shares(tids, workers, text, copier):
         out.write(part)
     return None
 
@@ -240,21 +248,31 @@ def _workers(n, opts, parallel):
     return max(1, min(cpus, 8, n // (PARALLEL_MIN // 2)))
 
 
-def _in_shares(tids, workers, work):
+#: With a live process's threads copied share by share, this process's own share against
+#: a worker's: it copies the workers' shares, and its own, before walking it.
+OWN_SHARE = 0.85
+
+
+def _in_shares(tids, workers, work, copier=None):
     """[work(share)] over ``tids`` in order: the first thread alone, here (what every walk
     needs is read once and inherited), then the others in ``workers`` contiguous shares, the
     first of them here and each other by a forked worker whose result comes back pickled
-    through a pipe.  One worker: work(tids) here."""
+    through a pipe.  One worker: work(tids) here.  With a ``copier`` each share is copied
+    just before it is walked or handed to its worker (the threads that went meanwhile left
+    out), so the workers walk while the rest is copied."""
+    ready = copier.copy if copier is not None else (lambda share: share)
     if workers <= 1:
-        return [work(tids)]
-    results = [work(tids[:1])]
+        return [work(ready(tids))]
+    results = [work(ready(tids[:1]))]
     rest = tids[1:]
-    cuts = [len(rest) * k // workers for k in range(workers + 1)]
+    own = OWN_SHARE if copier is not None else 1.0
+    total = own + workers - 1
+    cuts = [0] + [round(len(rest) * (own + k) / total) for k in range(workers)]
     children = []
     try:
         for k in range(1, workers):
-            children.append(_fork_share(work, rest[cuts[k]:cuts[k + 1]]))
-        results.append(work(rest[cuts[0]:cuts[1]]))
+            children.append(_fork_share(work, ready(rest[cuts[k]:cuts[k + 1]])))
+        results.append(work(ready(rest[cuts[0]:cuts[1]])))
         while children:
             pid, fd = children[0]
             with os.fdopen(fd, "rb") as f:
@@ -354,9 +372,12 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
     stopped = args.stopped or args.full
     stack_bytes = DEFAULT_STACK_BYTES if args.stack_bytes is None else args.stack_bytes
     with Tracer(pid) as tracer:
+        copier = None
         if stopped:                          # every thread held until every walk is done
             tracer.stop()
             tracer.capture(0, read_proc_maps(pid))
+        elif args.thread is None:            # each paused for its own copy, made when its share is walked
+            copier = _Copier(tracer, stack_bytes, read_proc_maps(pid))
         else:                                # each thread paused for its own copy only
             tracer.copy_each(stack_bytes, read_proc_maps(pid))
         ps = PtraceProcessState(tracer, live_stacks=stopped)
@@ -367,7 +388,26 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
                 return None
             return {"pause_us": round(snap.pause * 1e6)}
         _walk_process(args, opts, _walker(ps, args), f"process {pid}", out, tree, nth, info,
-                      parallel=not stopped)
+                      parallel=not stopped, copier=copier)
+
+
+class _Copier:
+    """A live process's threads copied a share at a time (Tracer.copy_each on those): the
+    threads it has now, in the order GDB numbers them, planned first."""
+
+    def __init__(self, tracer, stack_bytes, regions):
+        tracer.attach()
+        tracer.planned = list(tracer.seized)
+        self.tracer, self.stack_bytes, self.regions = tracer, stack_bytes, regions
+
+    def planned(self):
+        return list(self.tracer.planned)
+
+    def copy(self, tids):
+        """The threads of ``tids`` copied and let go; those of them that had not gone."""
+        self.tracer.copy_each(self.stack_bytes, self.regions, tids=tids)
+        threads = self.tracer.threads
+        return [t for t in tids if t in threads and threads[t].regs]
 
 
 def _py_only(argv):

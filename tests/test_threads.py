@@ -109,13 +109,17 @@ def test_shared_walks_are_gdbs(pool):
 
 @pytest.mark.swk
 def test_shared_walks_of_a_live_process(pool):
-    """A live pool (parked after stop_here): its copies walked by four processes print what one
-    process prints; the process goes on (it still answers a signal's default: SIGTERM ends it)."""
+    """A live pool (parked after stop_here): its threads copied a share at a time and walked by
+    four processes print what one process prints, in text, --unique and --merge; the process
+    goes on (it still answers a signal's default: SIGTERM ends it)."""
     proc = subprocess.Popen([str(pool), str(N), "park"], stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
         one = _cli(["bt", "--pid", proc.pid], 1)
         four = _cli(["bt", "--pid", proc.pid], 4)
+        for extra in (["--unique", "--json"], ["--merge", "--json"]):
+            outs = {w: _cli(["bt", "--pid", proc.pid, *extra], w) for w in (1, 4)}
+            assert outs[4] == outs[1], f"{extra}: four workers printed other text than one"
         assert proc.poll() is None, "the process did not survive swk"
     finally:
         proc.terminate()

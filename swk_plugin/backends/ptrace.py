@@ -94,6 +94,8 @@ class Tracer:
         self.seized = []             # tids attached, in order
         self.stopped = set()         # tids in a ptrace-stop now
         self.gone = set()            # tids that exited while attached
+        #: the threads in the order they are numbered, when copied a share at a time (cli)
+        self.planned = None
         self.memory = ptrace.MemoryReader(pid)
         self._old_term = None
         self._regions = None         # (regions given, sorted by start, their starts)
@@ -142,13 +144,18 @@ class Tracer:
                 self._wait_stopped(tid)
         return now
 
-    def copy_each(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None):
+    def copy_each(self, stack_bytes=DEFAULT_STACK_BYTES, regions=None, tids=None):
         """Each thread in turn stopped, copied (capture) and detached at once, with the
         signal it was stopped for (one the process itself stopped stays stopped): each is
         paused for its own copy only and the few before it (COPY_AHEAD are asked to stop
-        ahead of their copy: a thread takes longer to come to its stop than to be copied)."""
-        self.attach()
-        order = list(self.seized)
+        ahead of their copy: a thread takes longer to come to its stop than to be copied).
+        ``tids``: only those of the attached threads (default: all, those started since too)."""
+        if tids is None:
+            self.attach()
+            order = list(self.seized)
+        else:
+            wanted = set(tids)
+            order = [t for t in self.seized if t in wanted]
         asked = {}                           # thread id: when it was asked to stop
         ahead = 0
         for k, tid in enumerate(order):
@@ -352,9 +359,15 @@ class PtraceProcessState(ProcessState):
         key = (self.tracer.captures, len(self.tracer.seized), len(self.tracer.threads))
         if self._tids is None or self._tids[0] != key:
             threads = self.tracer.threads
-            tids = [t for t in self.tracer.seized if t in threads and threads[t].regs] or \
-                [t for t, s in threads.items() if s.regs]
-            self._tids = (key, tids, {t: i + 1 for i, t in enumerate(tids)})
+            planned = self.tracer.planned
+            if planned:     # copied a share at a time: numbered as planned (GDB's numbers stay)
+                tids = [t for t in planned if t in threads and threads[t].regs]
+                numbers = {t: i + 1 for i, t in enumerate(planned)}
+            else:
+                tids = [t for t in self.tracer.seized if t in threads and threads[t].regs] or \
+                    [t for t, s in threads.items() if s.regs]
+                numbers = {t: i + 1 for i, t in enumerate(tids)}
+            self._tids = (key, tids, numbers)
         return self._tids
 
     def get_default_thread(self):
