@@ -210,17 +210,17 @@ def _walk_process(args, opts, walker, what, out, tree, nth, info=None, parallel=
         if copier is not None:
             tids = copier.copy(tids)
         return run_bt(walker, tids, opts, _sink(out), headers=True, thread_info=info, write=out.write)
-    firsts = {}
+    firsts = {t: i for i, t in enumerate(tids)}
 
     def text(share):
+        # a thread's place among those printed: 0 (no blank line before it) for the first
+        # thread, or for the second where the first went before its copy
+        first = firsts[share[0]] if share else 0
+        if first == 1 and copier is not None and tids[0] not in ps.get_thread_ids():
+            first = 0
         buf = io.StringIO()
-        run_bt(walker, share, opts, _sink(buf), headers=True, thread_info=info, write=buf.write,
-               first=firsts[share[0]] - (firsts["gone"] if share[0] != tids[0] else 0) if share else 0)
-        if not share and not firsts["gone"]:
-            firsts["gone"] = 1                  # the first thread went before its copy
+        run_bt(walker, share, opts, _sink(buf), headers=True, thread_info=info, write=buf.write, first=first)
         return buf.getvalue()
-    firsts.update((t, i) for i, t in enumerate(tids))
-    firsts["gone"] = 0
     for part in _in_shares(tids, workers, text, copier):
         out.write(part)
     return None
