@@ -438,6 +438,9 @@ def entry_regs(walk, level, outermost=None):
     computed once per walk from the outermost frame inward as GDB does for
     DW_OP_entry_value; {} where the chain of calls is broken (a signal).  ``outermost``:
     the last level shown when a backtrace stops short (past main), which then has no caller."""
+    known = walk.derived.get(("entry-regs", outermost))
+    if known is not None and level in known:    # every line of a frame asks again
+        return known[level]
     if outermost is None:
         levels = call_levels(walk)
     else:       # the levels up to the outermost shown: its callers are not asked about
