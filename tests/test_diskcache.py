@@ -143,57 +143,6 @@ def test_facts_round_trip_and_damage(tmp_path, monkeypatch):
     assert not diskcache.store_fact("abcdef0123", "layout", {"a": 1})
 
 
-def test_kept_symbol_tables_answer_as_parsed_ones(tmp_path, monkeypatch):
-    """libc's symbol tables (its own and its debug file's .symtab) parsed once are kept; a
-    second reader's table, from the disk, names 3,000 pcs and finds names as the parsed one
-    does; a damaged file (its checksum wrong) is not used, and the tables are parsed again."""
-    import random
-    from swk_plugin.elf.symbols import SymbolTable
-    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
-    parsed = SymbolTable.from_module(ElfModule(LIBC))
-    blobs = list(tmp_path.rglob("symbols-*.blob"))
-    assert len(blobs) == 1, list(tmp_path.rglob("*"))
-    os.utime(blobs[0], (1_000_000, 1_000_000))
-    kept = SymbolTable.from_module(ElfModule(LIBC))
-    assert blobs[0].stat().st_mtime > 1_000_000, "the second reader parsed the tables again"
-    rng = random.Random(12)
-    lo, hi = min(s.value for s in parsed.by_name("__libc_start_main")), 0
-    hi = lo + 0x100000
-    for pc in (rng.randrange(lo - 0x20000, hi) for _ in range(3000)):
-        a, b = parsed.lookup(pc), kept.lookup(pc)
-        assert (a and (a[0].name, a[0].value, a[1])) == (b and (b[0].name, b[0].value, b[1])), hex(pc)
-    for name in ("malloc", "__libc_start_main", "qsort", "_IO_printf"):
-        assert [(s.name, s.value) for s in parsed.by_name(name)] == [(s.name, s.value) for s in kept.by_name(name)]
-    data = blobs[0].read_bytes()
-    blobs[0].write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    again = SymbolTable.from_module(ElfModule(LIBC))
-    assert len(again) == len(parsed) and blobs[0].read_bytes() == data, "a damaged file was used"
-
-
-def test_a_stripped_copy_is_not_given_its_programs_symbols(tmp_path, monkeypatch):
-    """A stripped copy keeps its program's build-id but not its .symtab: the rows kept for the
-    program are not the copy's.  pyenv's libpython3.12 (its own .symtab) and a copy stripped of
-    it: the copy's table, with the program's rows kept, is the one parsed with the cache off."""
-    import glob
-    import shutil as sh
-    import subprocess as sp
-    from swk_plugin.elf.symbols import SymbolTable
-    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/lib/libpython3.12.so.1.0")))
-    assert found, "pyenv's CPython 3.12 is not installed"
-    lib = tmp_path / "libpython3.12.so.1.0"
-    sh.copy(found[0], lib)
-    stripped = tmp_path / "stripped.so"
-    sp.run(["objcopy", "--strip-all", str(lib), str(stripped)], check=True)
-    monkeypatch.setenv("SWK_CACHE_DIR", "off")
-    alone = SymbolTable.from_module(ElfModule(str(stripped)))
-    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path / "cache"))
-    full = SymbolTable.from_module(ElfModule(str(lib)))
-    assert list((tmp_path / "cache").rglob("symbols-*.blob")), "the program's rows were not kept"
-    copy = SymbolTable.from_module(ElfModule(str(stripped)))
-    assert ElfModule(str(stripped)).build_id == ElfModule(str(lib)).build_id
-    assert len(copy) == len(alone) < len(full)
-
-
 def test_kept_unit_facts_are_what_a_first_reader_derives(tmp_path, monkeypatch):
     """A unit's function ranges (with the scopes that name them), its line tables and the
     file's maps from addresses to units are kept (dwarf/unitcache.py): for 60 units of libc's

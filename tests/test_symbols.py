@@ -572,6 +572,53 @@ def test_libc_lookup_matches_gdb():
     assert not bad, bad[:10]
 
 
+@need_gdb
+def test_libc_names_found_as_gdb_lists_them():
+    """Lookups by name find entries through the string tables (where a name may be the tail
+    of another's string): every minimal symbol GDB lists for libc and its debug file, of the
+    kinds swk keeps (text, data, bss, ifunc: `maint print msymbols`), is found by its name at
+    GDB's address, versioned names (``name@VER``) included."""
+    S.need_path(LIBC, "libc6")
+    pat = re.compile(r"^\[\s*\d+\] ([TtDdBbi]) (0x[0-9a-f]+) (\S+) section (\S+)")
+    want = {}
+    for line in gdb_batch(LIBC, ["maint print msymbols"]):
+        m = pat.match(line)
+        if m and m.group(4) not in (".tbss", ".tdata"):
+            want.setdefault(m.group(3), set()).add(int(m.group(2), 16))
+    assert len(want) > 5000 and any("@" in n for n in want), len(want)
+    tables = SymbolTable.from_module(ElfModule(LIBC))._ensure()
+    # every row of the name (by_linkage_name then prefers a default version to a hidden one);
+    # GDB's "*ABS*+0x...@plt" entries (IRELATIVE PLT slots) swk does not make
+    bad = [(n, sorted(map(hex, addrs))) for n, addrs in sorted(want.items())
+           if not addrs <= {r[0] for t in tables for r in t.named(n)} and not n.startswith("*ABS*")]
+    assert not bad, (len(bad), bad[:10])
+
+
+def test_lookups_decode_only_what_they_reach():
+    """Naming a pc decodes the entries at and just below it, not the table (libc's debug
+    file: 10,000 entries); a name asked for decodes the entries whose names can be it.  The
+    answers are those of the whole table decoded (every row, sorted by address and name)."""
+    S.need_path(LIBC, "libc6")
+    st = SymbolTable.from_module(ElfModule(LIBC))
+    read = st.by_linkage_name("__libc_start_call_main") or st.by_linkage_name("read")
+    assert read
+    tables = st._ensure()
+    decoded = sum(len(src._rows) for t in tables for src in t.sources if hasattr(src, "_rows"))
+    total = sum(len(src) for t in tables for src in t.sources)
+    assert total > 10000 and decoded < 20, (decoded, total)
+    got = st.lookup(read[0].value + 1)
+    assert got == (read[0], 1) or got[0].value == read[0].value, got
+    decoded = sum(len(src._rows) for t in tables for src in t.sources if hasattr(src, "_rows"))
+    assert decoded < 60, decoded
+    whole = SymbolTable.from_module(ElfModule(LIBC))
+    rows = [t.all_rows() for t in whole._ensure()]
+    lazy = SymbolTable.from_module(ElfModule(LIBC))
+    for t, every in zip(lazy._ensure(), rows):
+        for r in every[::7]:                       # a seventh of the rows, each at its address
+            hit = t.lookup(r[0], (r[7], r[3][1]))
+            assert hit is not None and hit.value == r[0], (r, hit)
+
+
 # --- separate debug files -----------------------------------------------------------------------
 
 def test_debuglink_beside_file(stripped):

@@ -9,7 +9,7 @@ Two kinds of thing, in one folder per build-id:
   instead.  GDB keeps its own index cache the same way (`set index-cache on`).
 * small facts derived from a file's DWARF at some cost (CPython's struct layout from
   python3.11-dbg: 0.6 s), as JSON, named by what they are and the version of the code that
-  derived them; and blobs (a module's parsed symbol tables), checked by a CRC-32.
+  derived them; and blobs (what a DWARF unit yields: dwarf/unitcache.py), checked by a CRC-32.
 
 Where: $SWK_CACHE_DIR, else $XDG_CACHE_HOME/swk, else ~/.cache/swk; SWK_CACHE_DIR=off turns it
 off.  At most MAX_BYTES in all: the files used least recently go first.  Files are written

@@ -11,8 +11,13 @@ table and keeps the better answer (the higher start; the module's on a tie).
 Among several symbols at one address GDB takes the last in (address,
 linkage-name) order, preferring a global function over an otherwise identical
 other symbol; a sized symbol covers [value, value+size); a size-0 symbol covers
-everything up to the next symbol of its section.  Symbol tables are parsed with
-``struct`` straight from the section bytes (no per-symbol pyelftools objects).
+everything up to the next symbol of its section.
+
+Nothing is decoded that a lookup does not reach: a symbol section is read as columns
+(elf/symtab.py), its entries sorted by address alone, and an entry's name read
+only when a lookup by address walks back to it or its string-table offset holds a name asked
+for (libc's debug file has 10,000 symbols; a walk names a few pcs).  So no parsed table is
+kept on disk: reading the columns again costs what reading a kept table did.
 
 Where a function symbol's value is the address of a function descriptor (Power ELFv1's
 .opd: ``Architecture.function_descriptors``), the symbol is also put at the code the
@@ -25,23 +30,13 @@ import operator
 import struct
 import threading
 
-
 from ..arch import UnsupportedArchitecture, from_elf_machine
 from ..errors import BadFileError
-from . import diskcache
 from .debugfile import attach_debug_file
 from .demangle import demangle, strip_params
+from .symtab import SHF_ALLOC, SHF_EXECINSTR, SHF_TLS, read_bytes, section_headers, symtab_entries
 
 __all__ = ["Symbol", "SymbolTable"]
-
-SHN_UNDEF = 0
-SHN_LORESERVE = 0xFF00
-SHF_ALLOC = 0x2
-SHF_EXECINSTR = 0x4
-SHF_TLS = 0x400
-
-_STT = {0: "notype", 1: "object", 2: "func", 10: "ifunc"}
-_STB = {0: "local", 1: "global", 2: "weak", 10: "global"}   # 10: STB_GNU_UNIQUE
 
 
 def _index_demangled(d, syms):
@@ -105,144 +100,6 @@ class Symbol:
         return f"<Symbol {self.name} 0x{self.value:x}+{self.size} {self.kind}/{self.binding}>"
 
 
-def _section_headers(module):
-    """[(name, type, flags, addr, size, offset, link, entsize)] indexed by section number."""
-    return module.section_headers()
-
-
-def _read(module, offset, size):
-    if size <= 0:
-        return b""
-    return module.read_file(offset, size)
-
-
-def _is_mapping_symbol(name):
-    # ARM/AArch64/RISC-V mapping symbols: $a, $d, $t, $x, optionally "$x.<anything>"
-    return len(name) >= 2 and name[0] == "$" and name[1] in "adtx" and (len(name) == 2 or name[2] == ".")
-
-
-def _parse_symtab(module, shdrs, kind_name, strip_versions=True):
-    """Symbols of the module's ``kind_name`` section (".symtab" / ".dynsym") as rows (see
-    _Table), plus the raw list of (name) by symbol index for relocations when asked."""
-    idx = None
-    for i, h in enumerate(shdrs):
-        if h[0] == kind_name and h[1] in ("SHT_SYMTAB", "SHT_DYNSYM"):
-            idx = i
-            break
-    if idx is None:
-        return [], None
-    _n, _t, _f, _a, size, offset, link, entsize = shdrs[idx]
-    if not (0 <= link < len(shdrs)) or shdrs[link][1] == "SHT_NOBITS" or shdrs[idx][1] == "SHT_NOBITS":
-        return [], None
-    is64 = module.elfclass == 64
-    endian = "<" if module.little_endian else ">"
-    if is64:
-        fmt = endian + "IBBHQQ"
-    else:
-        fmt = endian + "IIIBBH"
-    std = struct.calcsize(fmt)
-    entsize = entsize or std
-    if entsize < std or size <= 0:
-        return [], None
-    try:
-        data = _read(module, offset, size)
-        strtab = _read(module, shdrs[link][5], shdrs[link][4])
-    except BadFileError:
-        return [], None
-    count = size // entsize
-    if entsize == std:
-        rows = struct.iter_unpack(fmt, memoryview(data)[:count * std])
-    else:
-        rows = (struct.unpack_from(fmt, data, i * entsize) for i in range(count))
-    out = []
-    want_names = kind_name == ".dynsym"      # relocations name PLT slots by dynamic symbol index
-    versym = _versym(module, shdrs) if want_names else None
-    names_by_index = [] if want_names else None
-    nsec = len(shdrs)
-    strlen = len(strtab)
-    # per section: (name, key, executable) when its symbols can be minimal symbols, else None
-    sec_info = []
-    for sh in shdrs:
-        flags = sh[2]
-        sec_info.append((sh[0], (sh[0], sh[3]), bool(flags & SHF_EXECINSTR))
-                        if flags & SHF_ALLOC and not flags & SHF_TLS else None)
-    # per st_info byte: (kind, binding) when both are ones GDB keeps, else None
-    info_tab = [(_STT.get(i & 0xF), _STB.get(i >> 4)) for i in range(256)]
-    info_tab = [kb if kb[0] is not None and kb[1] is not None else None for kb in info_tab]
-    decode = bytes.decode
-    find = strtab.find
-    for row in rows:
-        if is64:
-            st_name, st_info, _other, shndx, value, ssize = row
-        else:
-            st_name, value, ssize, st_info, _other, shndx = row
-        if want_names:
-            if 0 < st_name < strlen:
-                e = find(b"\0", st_name)
-                names_by_index.append(decode(strtab[st_name:e if e >= 0 else strlen], "utf-8", "replace"))
-            else:
-                names_by_index.append("")
-        if shndx == SHN_UNDEF or shndx >= nsec or shndx >= SHN_LORESERVE:
-            continue
-        sec = sec_info[shndx]
-        if sec is None:
-            continue
-        kb = info_tab[st_info]
-        if kb is None or not 0 < st_name < strlen:
-            continue
-        kind, binding = kb
-        executable = sec[2]
-        if kind == "notype" and not executable:
-            continue
-        e = find(b"\0", st_name)
-        name = decode(strtab[st_name:e if e >= 0 else strlen], "utf-8", "replace")
-        if not name:
-            continue
-        c = name[0]
-        if c == "." or c == "$":
-            if binding == "local" and executable and (name.startswith(".L") or name.startswith("$L")):
-                continue      # compiler-generated labels (GDB skips them too)
-            if _is_mapping_symbol(name):
-                continue
-        hidden = False
-        if executable:
-            mst = "file_text" if binding == "local" else ("ifunc" if kind == "ifunc" else "text")
-        else:
-            mst = "file_data" if binding == "local" else "data"
-        if strip_versions:
-            at = name.find("@")
-            if at > 0:
-                # GDB's elf_symtab_read keeps ``name@VER`` / ``name@@VER`` as written and
-                # installs the version-less name beside it, without a size (so at an address
-                # the written one, sized, is preferred: ppc64's
-                # ``00000049.plt_call.abort@@GLIBC_2.17`` stubs)
-                out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0], False))
-                hidden = not name.startswith("@", at + 1)    # name@VER, not name@@VER
-                name, ssize = name[:at], 0
-        if versym is not None:
-            i = len(names_by_index) - 1
-            hidden = hidden or (i < len(versym) and bool(versym[i] & VERSYM_HIDDEN))
-        out.append((value, name, ssize, sec[1], mst, kind, binding, sec[0], hidden))
-    return out, names_by_index
-
-
-#: .gnu.version: a dynamic symbol's version is hidden (name@VER, not the default name@@VER).
-VERSYM_HIDDEN = 0x8000
-
-
-def _versym(module, shdrs):
-    """The .gnu.version entries (one 16-bit word per dynamic symbol), or None."""
-    for name, _t, _f, _a, size, offset, _l, _e in shdrs:
-        if name == ".gnu.version" and size > 0:
-            try:
-                data = _read(module, offset, size)
-            except BadFileError:
-                return None
-            fmt = ("<" if module.little_endian else ">") + "H"
-            return [v for (v,) in struct.iter_unpack(fmt, data[:len(data) & ~1])]
-    return None
-
-
 def _architecture(module):
     """The module's Architecture (machine, class and byte order), or None."""
     try:
@@ -261,7 +118,7 @@ def _descriptors(module, shdrs, arch):
     if sec is None:
         return None
     try:
-        data = _read(module, sec[5], sec[4])
+        data = read_bytes(module, sec[5], sec[4])
     except BadFileError:
         return None
     lo, width, order = sec[3], module.ptr_size, module.byteorder
@@ -287,10 +144,10 @@ def _descriptors(module, shdrs, arch):
     return at_code
 
 
-def _plt_symbols(module, shdrs, dyn_names, arch):
+def _plt_symbols(module, shdrs, dyn, arch):
     """GDB-style synthetic "NAME@plt" symbols (size 0) for PLT entries; what an entry looks
-    like is the architecture's (``arch.calls``)."""
-    if not dyn_names or arch is None:
+    like is the architecture's (``arch.calls``); ``dyn``: the .dynsym's SymtabEntries."""
+    if not dyn or arch is None:
         return []
     plt = arch.calls
     if plt is None:
@@ -313,7 +170,7 @@ def _plt_symbols(module, shdrs, dyn_names, arch):
         if entsize < std or size <= 0:
             continue
         try:
-            data = _read(module, offset, size)
+            data = read_bytes(module, offset, size)
         except BadFileError:
             continue
         for i in range(size // entsize):
@@ -322,9 +179,9 @@ def _plt_symbols(module, shdrs, dyn_names, arch):
             symi = r_info >> 32 if is64 else r_info >> 8
             rtype = r_info & 0xFFFFFFFF if is64 else r_info & 0xFF
             # the architecture's JUMP_SLOT, and GLOB_DAT for .plt.got entries
-            if rtype not in plt.PLT_RELOCATIONS or not (0 < symi < len(dyn_names)):
+            if rtype not in plt.PLT_RELOCATIONS or not (0 < symi < len(dyn)):
                 continue
-            nm = dyn_names[symi]
+            nm = dyn.string(dyn.names[symi])
             if nm:
                 at = nm.find("@")
                 got.setdefault(r_offset, nm[:at] if at > 0 else nm)
@@ -347,7 +204,7 @@ def _plt_symbols(module, shdrs, dyn_names, arch):
         if not flags & SHF_EXECINSTR or size <= 0:
             continue
         try:
-            data = _read(module, offset, size)
+            data = read_bytes(module, offset, size)
         except BadFileError:
             continue
         step = plt.PLT_ENTRY_SIZE
@@ -373,130 +230,193 @@ _VALUE, _NAME, _SIZE, _SEC, _MST = range(5)
 def _hidden(row):
     """Whether a row is a hidden symbol version (rows from elsewhere may lack the flag)."""
     return len(row) > 8 and row[8]
+
+
 _BY_VALUE_NAME = operator.itemgetter(_VALUE, _NAME)
+_BY_NAME = operator.itemgetter(_NAME)
+
+
+def _distinct(rows):
+    """Rows sorted by (address, name) without exact duplicates (same address, name and
+    section), as GDB's compact_minimal_symbols leaves them."""
+    out = []
+    prev_v = prev_n = None
+    secs = ()
+    for r in rows:      # duplicates are neighbours once sorted by (value, name)
+        v, n, sec = r[0], r[1], r[3]
+        if v == prev_v and n == prev_n:
+            if sec in secs:
+                continue
+            secs = secs + (sec,)
+        else:
+            prev_v, prev_n, secs = v, n, (sec,)
+        out.append(r)
+    return out
+
+
+class _Rows:
+    """Rows made whole elsewhere (PLT entries, code symbols of function descriptors), each an
+    entry of one row."""
+    __slots__ = ("_rows", "values")
+
+    def __init__(self, rows):
+        self._rows = rows
+        self.values = [r[0] for r in rows]
+
+    def __len__(self):
+        return len(self._rows)
+
+    def rows(self, i):
+        return (self._rows[i],)
+
+    def named(self, name):
+        return [i for i, r in enumerate(self._rows) if r[_NAME] == name]
 
 
 class _Table:
-    """One objfile's minimal symbols, sorted by (address, name).  Kept as rows (value, name,
-    size, section key, GDB's minimal-symbol type, kind, binding, section name, whether it is a
-    hidden symbol version), and made
-    Symbols only when one is asked for: a library has thousands, a walk names a few.
-    ``kept``: rows an earlier process sorted, with their order by name (the disk cache)."""
-    __slots__ = ("rows", "starts", "_objs", "_by_name")
+    """One objfile's minimal symbols.  Its entries (one section's, or rows made elsewhere) are
+    sorted by address only; rows (value, name, size, section key, GDB's minimal-symbol type,
+    kind, binding, section name, whether it is a hidden symbol version) are made for the
+    entries of one address at a time, as a lookup walks back from its pc, and Symbols only
+    for the rows asked for.  Among the rows of one address the order is by name, as if the
+    whole table were sorted by (address, name)."""
+    __slots__ = ("sources", "bases", "values", "order", "_groups", "_objs", "_all")
 
-    def __init__(self, rows, kept=None):
+    def __init__(self, sources):
+        self.sources = [src for src in sources if src is not None and len(src)]
+        values, bases = [], []
+        for src in self.sources:
+            bases.append(len(values))
+            values += src.values
+        self.values, self.bases = values, bases
+        # stable: entries of one address stay in the order of their sections
+        self.order = sorted(range(len(values)), key=values.__getitem__)
+        self._groups = {}
         self._objs = {}
-        if kept is not None:
-            self.rows, self._by_name = rows, kept
-            self.starts = [r[0] for r in rows]
-            return
-        # drop exact duplicates (same address, name and section), as GDB's compact_minimal_symbols
-        rows.sort(key=_BY_VALUE_NAME)
-        out = []
-        prev_v = prev_n = None
-        secs = ()
-        for r in rows:      # duplicates are neighbours once sorted by (value, name)
-            v, n, sec = r[0], r[1], r[3]
-            if v == prev_v and n == prev_n:
-                if sec in secs:
-                    continue
-                secs = secs + (sec,)
-            else:
-                prev_v, prev_n, secs = v, n, (sec,)
-            out.append(r)
-        self.rows = out
-        self.starts = [r[0] for r in out]
-        self._by_name = None
+        self._all = None
 
-    def name_order(self):
-        """Row indices sorted by name (rows of one name in address order)."""
-        order = self._by_name
-        if order is None:
-            rows = self.rows
-            order = self._by_name = sorted(range(len(rows)), key=lambda i: rows[i][_NAME])
-        return order
+    def _entry_rows(self, g):
+        k = bisect.bisect_right(self.bases, g) - 1
+        return self.sources[k].rows(g - self.bases[k])
+
+    def _group(self, p):
+        """(first position, rows) of the address of ``order[p]``, the last position holding
+        it: the rows sorted by name, without exact duplicates."""
+        got = self._groups.get(p)
+        if got is None:
+            order, values = self.order, self.values
+            v = values[order[p]]
+            q = p
+            while q > 0 and values[order[q - 1]] == v:
+                q -= 1
+            rows = [r for j in range(q, p + 1) for r in self._entry_rows(order[j])]
+            if len(rows) > 1:
+                rows.sort(key=_BY_NAME)
+                rows = _distinct(rows)
+            got = self._groups[p] = (q, rows)
+        return got
+
+    def _back(self, p):
+        """The rows from the last at position ``p``'s address back to the first of all."""
+        while p >= 0:
+            q, rows = self._group(p)
+            yield from reversed(rows)
+            p = q - 1
+
+    def all_rows(self):
+        """Every row, sorted by (address, name), without exact duplicates."""
+        rows = self._all
+        if rows is None:
+            rows = [r for src in self.sources for i in range(len(src)) for r in src.rows(i)]
+            rows.sort(key=_BY_VALUE_NAME)
+            rows = self._all = _distinct(rows)
+        return rows
 
     def named(self, name):
-        """Indices of the rows named ``name``, in address order."""
-        rows, order = self.rows, self.name_order()
-        key = lambda i: rows[i][_NAME]      # noqa: E731
-        lo = bisect.bisect_left(order, name, key=key)
-        hi = lo
-        while hi < len(order) and rows[order[hi]][_NAME] == name:
-            hi += 1
-        return order[lo:hi]
+        """The rows named ``name``, in address order."""
+        hits = []
+        for src, base in zip(self.sources, self.bases):
+            for i in src.named(name):
+                hits += [(r[_VALUE], base + i, r) for r in src.rows(i) if r[_NAME] == name]
+        hits.sort(key=lambda h: h[:2])
+        return _distinct([h[2] for h in hits])
 
-    def symbol(self, i):
-        """The Symbol of row ``i`` (one object per row)."""
-        s = self._objs.get(i)
+    def symbol(self, row):
+        """The Symbol of a row (one object per row)."""
+        s = self._objs.get(row)
         if s is None:
-            value, name, size, sec_key, mst, kind, binding, section = self.rows[i][:8]
-            s = self._objs[i] = Symbol(name, value, size, kind, binding, section, sec_key, mst)
+            value, name, size, sec_key, mst, kind, binding, section = row[:8]
+            s = self._objs[row] = Symbol(name, value, size, kind, binding, section, sec_key, mst)
         return s
 
     @property
     def syms(self):
-        return [self.symbol(i) for i in range(len(self.rows))]
+        return [self.symbol(r) for r in self.all_rows()]
 
     def lookup(self, pc, pc_sec):
-        i = self.lookup_index(pc, pc_sec)
-        return self.symbol(i) if i is not None else None
-
-    def lookup_index(self, pc, pc_sec):
-        rows = self.rows
-        hi = bisect.bisect_right(self.starts, pc) - 1
-        if hi < 0:
+        """GDB's lookup_minimal_symbol_by_pc_section over this table: the Symbol, or None."""
+        p = bisect.bisect_right(self.order, pc, key=self.values.__getitem__) - 1
+        if p < 0:
             return None
+        back = self._back(p)
+        seen = []
+
+        def at(j):          # the row j places before the last at or below pc, or None
+            while len(seen) <= j:
+                r = next(back, None)
+                if r is None:
+                    return None
+                seen.append(r)
+            return seen[j]
+
         sec_lo = pc_sec[1] if pc_sec is not None else None
-        best_zero = -1
-        while hi >= 0:
-            s = rows[hi]
+        best_zero = None
+        j = 0
+        s = at(0)
+        while s is not None:
             if pc_sec is not None and s[_SEC] != pc_sec:
                 if s[_VALUE] < sec_lo:
-                    hi = -1
+                    s = None
                     break
-                hi -= 1
+                j += 1
+                s = at(j)
                 continue
-            if hi > 0:
-                p = rows[hi - 1]
-                if (s[_MST] != "text" and p[_MST] == "text" and s[_SIZE] == p[_SIZE]
-                        and s[_VALUE] == p[_VALUE] and s[_SEC] == p[_SEC]):
-                    hi -= 1
-                    continue
+            p = at(j + 1)
+            if (p is not None and s[_MST] != "text" and p[_MST] == "text" and s[_SIZE] == p[_SIZE]
+                    and s[_VALUE] == p[_VALUE] and s[_SEC] == p[_SEC]):
+                j += 1
+                s = p
+                continue
             if s[_SIZE] == 0:
-                if best_zero == -1:
-                    best_zero = hi
-                hi -= 1
+                if best_zero is None:
+                    best_zero = s
+                j += 1
+                s = p
                 continue
-            if hi > 0:
-                p = rows[hi - 1]
-                if pc >= s[_VALUE] + s[_SIZE] and pc < p[_VALUE] + p[_SIZE]:
-                    hi -= 1
-                    continue
+            if p is not None and s[_VALUE] + s[_SIZE] <= pc < p[_VALUE] + p[_SIZE]:
+                j += 1
+                s = p
+                continue
             break
-        if best_zero != -1 and (hi < 0 or rows[hi][_SIZE] == 0):
-            hi = best_zero
-        if hi >= 0 and rows[hi][_SIZE] != 0 and pc >= rows[hi][_VALUE] + rows[hi][_SIZE]:
-            if best_zero != -1:
-                hi = best_zero
-            else:
+        if best_zero is not None and (s is None or s[_SIZE] == 0):
+            s = best_zero
+        if s is not None and s[_SIZE] != 0 and pc >= s[_VALUE] + s[_SIZE]:
+            if best_zero is None:
                 return None
-        return hi if hi >= 0 else None
+            s = best_zero
+        return self.symbol(s) if s is not None else None
 
 
 class SymbolTable:
     """Address and name lookups over a module's symbols (see the module docstring)."""
 
-    def __init__(self, main_syms=(), debug_syms=(), sections=None, name="<symbols>", descriptors=None,
-                 kept=None):
+    def __init__(self, main=(), debug=(), sections=None, name="<symbols>", descriptors=None):
         self.name = name
         #: The section of the architecture's function descriptors (ELFv1's .opd) where the
         #: module has one: a function pointer holds a descriptor's address there.
         self.descriptors = descriptors
-        self._main_raw = list(main_syms)
-        self._debug_raw = list(debug_syms)
-        #: (main order, debug order) by name when the rows are an earlier process's sorted rows
-        self._kept = kept
+        # each an objfile's sources: SymtabEntries of a symbol section, or _Rows
+        self._sources = (list(main), list(debug))
         self._tables = None
         self._lock = threading.Lock()
         self._by_demangled = None
@@ -513,39 +433,32 @@ class SymbolTable:
             dbg = attach_debug_file(module)
         except Exception:
             dbg = None
-        kept = _kept_rows(module, dbg)
-        if kept is not None:
-            main, debug, sections, descriptors, orders = kept
-            return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors,
-                       kept=orders)
-        shdrs = _section_headers(module)
-        main, dyn_names = _parse_symtab(module, shdrs, ".symtab")
-        dyn, dyn_names = _parse_symtab(module, shdrs, ".dynsym")
-        main.extend(dyn)
+        shdrs = section_headers(module)
+        symtab = symtab_entries(module, shdrs, ".symtab")
+        dyn = symtab_entries(module, shdrs, ".dynsym")
         arch = _architecture(module)
+        main = [symtab, dyn]
         try:
-            main.extend(_plt_symbols(module, shdrs, dyn_names, arch))
+            main.append(_Rows(_plt_symbols(module, shdrs, dyn, arch)))
         except (BadFileError, struct.error, ValueError, IndexError):
             pass
-        at_code = _descriptors(module, shdrs, arch)
-        if at_code is not None:
-            main = at_code(main)
         debug = []
         if dbg is not None and dbg is not module:
             try:
-                debug, _ = _parse_symtab(dbg, _section_headers(dbg), ".symtab")
+                debug = [symtab_entries(dbg, section_headers(dbg), ".symtab")]
             except BadFileError:
                 debug = []
-            if at_code is not None:
-                debug = at_code(debug)
+        at_code = _descriptors(module, shdrs, arch)
+        if at_code is not None:
+            # a function descriptor's symbol is also put at its code: every row is needed
+            main = [_Rows(at_code(_all_rows(main)))]
+            debug = [_Rows(at_code(_all_rows(debug)))]
         sections = []
         for name, stype, flags, addr, size, _off, _link, _ent in shdrs:
             if flags & SHF_ALLOC and not flags & SHF_TLS and size > 0:
                 sections.append((addr, addr + size, (name, addr)))
         descriptors = arch.function_descriptors if at_code is not None else None
-        table = cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
-        _keep_rows(module, dbg, table)
-        return table
+        return cls(main, debug, sections, name=getattr(module, "name", "<module>"), descriptors=descriptors)
 
     def load(self):
         """Build the address tables now rather than at the first lookup."""
@@ -557,11 +470,11 @@ class SymbolTable:
             with self._lock:
                 t = self._tables
                 if t is None:
-                    kept = self._kept or (None, None)
-                    t = [_Table(self._main_raw, kept[0])]
-                    if self._debug_raw:
-                        t.append(_Table(self._debug_raw, kept[1]))
-                    self._main_raw = self._debug_raw = self._kept = None
+                    main, debug = self._sources
+                    t = [_Table(main)]
+                    if any(src is not None and len(src) for src in debug):
+                        t.append(_Table(debug))
+                    self._sources = None
                     self._tables = t
         return t
 
@@ -609,12 +522,12 @@ class SymbolTable:
 
     def by_linkage_name(self, name):
         """Symbols whose linkage name is exactly ``name`` (a minimal-symbol lookup by name:
-        no demangled names, so no symbol needs decoding)."""
-        hit = [(t, i) for t in self._ensure() for i in t.named(name)]
+        only the entries whose string-table names can be it are decoded)."""
+        hit = [(t, r) for t in self._ensure() for r in t.named(name)]
         # a bare name is its default version, as GDB records minimal symbols: a hidden
         # one (pthread_cond_timedwait@GLIBC_2.2.5) answers only to a name with no other
-        shown = [(t, i) for t, i in hit if not _hidden(t.rows[i])]
-        return [t.symbol(i) for t, i in (shown or hit)]
+        shown = [(t, r) for t, r in hit if not _hidden(r)]
+        return [t.symbol(r) for t, r in (shown or hit)]
 
     def by_name(self, name):
         """Symbols whose linkage name is ``name`` (else whose demangled name, with or
@@ -632,7 +545,7 @@ class SymbolTable:
                 memo = self._by_word.setdefault(word, {})
                 if not memo:
                     for t in tables:
-                        _index_demangled(memo, (t.symbol(i) for i, row in enumerate(t.rows) if word in row[_NAME]))
+                        _index_demangled(memo, (t.symbol(r) for r in t.all_rows() if word in r[_NAME]))
                     memo.setdefault(None, [])
                 return list(memo.get(name, ()))
             d = {}
@@ -647,59 +560,15 @@ class SymbolTable:
             yield from t.syms
 
     def __len__(self):
-        return sum(len(t.rows) for t in self._ensure())
+        return sum(len(t.all_rows()) for t in self._ensure())
 
     def __repr__(self):
         return f"<SymbolTable {self.name}: {len(self)} symbols>"
 
 
-#: Tables of fewer rows are parsed again rather than kept on disk (a file costs more).
-KEEP_ROWS = 2000
-
-
-def _rows_name(module, dbg):
-    """The disk cache's name for the module's parsed rows: this code's version (a CRC of its
-    source: rows parsed by another swk are not used), the file's size (a stripped copy has the
-    build-id of the program it was stripped from, not its symbols) and the debug file's (one
-    installed or removed since changes the rows); None without a build-id."""
-    build_id = getattr(module, "build_id", None)
-    if not build_id:
-        return None, None
-    tag = "none" if dbg is None or dbg is module else f"{getattr(dbg, 'file_size', 0):x}"
-    return build_id, f"symbols-{diskcache.code_tag(__file__)}-{getattr(module, 'file_size', 0):x}-{tag}"
-
-
-def _kept_rows(module, dbg):
-    """(main rows, debug rows, sections, descriptors, (main order, debug order)) an earlier
-    process parsed and sorted, or None."""
-    build_id, name = _rows_name(module, dbg)
-    blob = diskcache.load_blob(build_id, name) if name else None
-    if blob is None:
-        return None
-    import marshal
-    try:
-        kept = marshal.loads(blob)
-    except (ValueError, EOFError, TypeError):
-        return None
-    return kept if isinstance(kept, tuple) and len(kept) == 5 and len(kept[4]) == 2 else None
-
-
-def _keep_rows(module, dbg, table):
-    """Keep a big table for the next process as it will use it: its rows sorted (by address,
-    and the order by name), which is most of the cost of a first lookup."""
-    if len(table._main_raw) + len(table._debug_raw) < KEEP_ROWS or diskcache.cache_dir() is None:
-        return
-    build_id, name = _rows_name(module, dbg)
-    if name:
-        import marshal
-        tables = table._ensure()
-        main, debug = tables[0], (tables[1] if len(tables) > 1 else None)
-        rows = (main.rows, debug.rows if debug else [], table._secs, table.descriptors,
-                (main.name_order(), debug.name_order() if debug else None))
-        try:
-            diskcache.store_blob(build_id, name, marshal.dumps(rows))
-        except ValueError:
-            pass
+def _all_rows(sources):
+    """Every row of ``sources``, in their order."""
+    return [r for src in sources if src is not None for i in range(len(src)) for r in src.rows(i)]
 
 
 def module_symbols(module):
