@@ -37,10 +37,27 @@ def _swk_setup():
     return activate(here, "GDB")
 
 
+def _swk_inflate_ahead():
+    """Sourced after an attach, GDB has loaded the process's files: their compressed DWARF
+    starts inflating in another thread while the rest of swk is imported (elf/ahead.py)."""
+    import gdb
+    try:
+        paths = [o.filename for o in gdb.objfiles() if o.filename and os.path.isfile(o.filename)]
+        if paths:
+            from swk_plugin.linux.inflateahead import inflate_files
+            inflate_files(paths)
+    except Exception:   # only ever a head start: the walk reads what it needs itself
+        pass
+
+
 def _swk_main():
     import gdb
     try:
-        problem = _swk_setup()
+        here, problem = _swk_here()
+        if problem is None and here not in sys.path:
+            sys.path.insert(0, here)
+            _swk_inflate_ahead()
+        problem = problem or _swk_setup()
         if problem is None:
             from swk_plugin.backends.gdb import install
             install()

@@ -288,33 +288,66 @@ def test_sections_inflated_ahead_are_pyelftools_bytes(monkeypatch):
 
 def test_a_process_dwarf_inflated_before_swk_is_imported(monkeypatch):
     """`swk bt --pid` starts inflating the compressed DWARF of the files a process maps before
-    the rest of swk is imported (linux/inflateahead.py): for a process parked in libc, libc's
-    debug file's sections are being inflated in the background (when a processor is spare:
-    the check is made to pass here), and the walk then reads them from the same reader."""
+    the rest of swk is imported (linux/inflateahead.py, elf/ahead.py): for a process parked in
+    libc, libc's debug file's sections are inflating in one thread (when a processor is spare:
+    the check is made to pass here), and the walk's reader takes them from it, the bytes a
+    reader of its own inflates."""
     import subprocess
     import time
-    from swk_plugin.dwarf import lines as lines_mod
+    from swk_plugin.elf import ahead
     from swk_plugin.elf.module import open_module
     from swk_plugin.elf.sections import debug_sections
-    from swk_plugin.linux.inflateahead import inflate_ahead
+    from swk_plugin.linux import inflateahead
     monkeypatch.setenv("SWK_CACHE_DIR", "off")
-    monkeypatch.setattr(lines_mod, "_spare_processor", lambda: True)
+    monkeypatch.setattr(inflateahead, "_spare_processor", lambda: True)
+    monkeypatch.setattr(ahead, "_JOBS", {})
     proc = subprocess.Popen(["sleep", "1000"])
     try:
         time.sleep(0.3)
-        before = set(threading.enumerate())
-        inflate_ahead([proc.pid])
-        workers = [t for t in threading.enumerate() if t not in before and t.name == "swk-inflate"]
-        assert workers, "nothing is being inflated"
+        inflateahead.inflate_ahead([proc.pid])
         dbg = attach_debug_file(open_module(LIBC))
+        real = os.path.realpath(dbg.path)
+        started = {k for k in ahead._JOBS if k[0] == real}
+        assert len(started) >= 4, ahead._JOBS.keys()
         secs = debug_sections(dbg)
-        assert secs._prefetching
-        for t in workers:
-            t.join(120)
-        assert secs.view(".debug_info") == DebugSections(ElfModule(path=dbg.path, name=dbg.name)).get(".debug_info")
+        own = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+        for name in (".debug_info", ".debug_abbrev", ".debug_line"):
+            key = secs._ahead_key(name)
+            assert key in started, name
+            assert secs.get(name) == own.get(name), name
+            assert not ahead.pending(*key), f"{name} was inflated again, not taken"
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_forked_worker_never_waits_for_the_inflating_thread(monkeypatch):
+    """A worker forked while a section is still inflating has no thread to finish it: it is
+    told there is nothing (and its readers inflate the section themselves), at once."""
+    import time
+    from swk_plugin.elf import ahead
+    job = ahead._Job(b"", 0, 1)             # under way: its lock held, as at the fork
+    monkeypatch.setattr(ahead, "_JOBS", {("/x", 1, 2): job})
+    monkeypatch.setattr(ahead, "_OWNER", [os.getpid()])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            got = ahead.take("/x", 1, 2)
+            os.write(w, b"none" if got is None else b"data")
+        finally:
+            os._exit(0)
+    os.close(w)
+    deadline = time.time() + 20
+    while time.time() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+        time.sleep(0.05)
+    else:
+        if time.time() >= deadline:        # still waiting: what the test is about
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    said = os.read(r, 16)
+    os.close(r)
+    assert said == b"none", said or "the worker waited for a thread it does not have"
 
 
 def test_the_processes_inflated_ahead_are_those_asked_for():

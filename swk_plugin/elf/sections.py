@@ -9,12 +9,13 @@ far as the units asked for have needed; ``prefetch`` inflates sections a walk wi
 need in a background thread while the walk goes on.  A section inflated whole is kept on
 disk by build-id for the next process (diskcache.py).
 """
+import os
 import struct
 import threading
 import zlib
 
 from ..errors import BadFileError
-from . import diskcache
+from . import ahead, diskcache
 
 SHF_COMPRESSED = 0x800
 #: Inflated bytes below which prefetch() starts no thread.
@@ -121,6 +122,7 @@ class DebugSections:
         self._lazy = {}
         self._prefetching = False
         self._disk_tried = set()
+        self._real = None
         #: sections taken from the on-disk cache, and sections written to it (for -v and tests)
         self.from_disk, self.to_disk = [], []
 
@@ -134,7 +136,7 @@ class DebugSections:
         self._prefetching = True
         todo = []
         for name in names:
-            if name in self._cache or self._disk(name):
+            if name in self._cache or self._disk(name) or self._ahead_key(name) is not None:
                 continue
             job = self._compressed(name)
             if job is not None and job[2] <= max_size:
@@ -204,6 +206,29 @@ class DebugSections:
         self.from_disk.append(name)
         return True
 
+    def _ahead_key(self, name):
+        """(real path, file offset, compressed size) of a section elf/ahead.py is inflating
+        (or has inflated) for this file, else None."""
+        h = self._hdrs.get(name)
+        if h is None or not h[1] & SHF_COMPRESSED:
+            return None
+        path = self._real
+        if path is None:
+            path = self._real = os.path.realpath(self.module.path) if self.module.path else ""
+        key = (path, h[2], h[3])
+        return key if ahead.pending(*key) else None
+
+    def _ahead(self, name):
+        """Whether the section is now in hand from the inflating begun at start-up."""
+        key = self._ahead_key(name)
+        data = ahead.take(*key) if key is not None else None
+        if data is None:
+            return False
+        self._cache[name] = data
+        self._lazy.pop(name, None)
+        self._keep(name, data)
+        return True
+
     def _keep(self, name, data):
         """Write a section just inflated whole to the on-disk cache."""
         if data is None or len(data) < diskcache.MIN_SIZE:
@@ -247,7 +272,7 @@ class DebugSections:
 
     def get(self, name):
         """The whole section (None if absent or unreadable)."""
-        if name in self._cache or self._disk(name):
+        if name in self._cache or self._disk(name) or self._ahead(name):
             return self._cache[name]
         lazy = self._lazy.pop(name, None)
         data = None
@@ -263,7 +288,7 @@ class DebugSections:
         """The section's first ``end`` bytes at least (all of it if shorter), inflating a
         zlib-compressed section only that far: one unit of libc's 6 MB .debug_info costs
         a fraction of inflating it all (~30 ms)."""
-        if name in self._cache or self._disk(name):
+        if name in self._cache or self._disk(name) or self._ahead(name):
             return self._cache[name]
         lazy = self._lazy.get(name)
         if lazy is None:
