@@ -40,7 +40,9 @@ from swk_plugin.locals.scopes import engine_for
 PY = "/usr/bin/python3.11"
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 LUA = "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0"
-PACKAGES = {PY: "python3.11 python3.11-dbg", LIBC: "libc6-dbg", LUA: "liblua5.4-0-dbg"}
+LUA_EXE = "/usr/bin/lua5.4"
+PACKAGES = {PY: "python3.11 python3.11-dbg", LIBC: "libc6-dbg", LUA: "liblua5.4-0-dbg",
+            LUA_EXE: "lua5.4 liblua5.4-0-dbg"}
 
 
 def fresh(path):
@@ -262,6 +264,38 @@ def test_python_lines_are_gdbs_info_line():
     for pc, ans in zip(pcs, answers):
         m = re.match(r'Line (\d+) of "([^"]+)"', ans)
         assert lines.lookup(pc) == ((m.group(2), int(m.group(1))) if m else None), f"0x{pc:x}: {ans}"
+
+
+def test_dwz_partial_units_are_not_searched_for_code():
+    """lua5.4's debug file (liblua5.4-0-dbg, dwz-compressed) has about 190 partial units with no
+    pc of their own; a pc no unit covers (the program's entry, _start: GDB has no line for
+    it either) is looked for in the units that could hold code, never in partial units, which
+    GDB reads only where a unit imports them: none of their functions is scanned."""
+    S.need_tool("gdb")
+    mod = fresh(LUA_EXE)
+    lines = module_lines(mod)
+    d = lines.dwarf
+    entry = mod.entry
+    assert d.cu_for(entry) is None
+    info = d.secs.get(".debug_info")
+    partial = [off for off in _unit_offsets(info, d.little) if d._top_die(info, off)
+               and d._top_die(info, off)[0] == 0x3c]
+    assert len(partial) > 100, len(partial)
+    assert not set(partial) & set(d._pcless), "partial units are searched for code"
+    assert not any(d.unit_at(off)._funcs is not None for off in partial if off in d._cus)
+    out = subprocess.run(["gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off", LUA_EXE,
+                          "-ex", f"info line *0x{entry:x}"], capture_output=True, text=True, timeout=300).stdout
+    assert "No line number information" in out, out
+    assert lines.lookup(entry) is None
+
+
+def _unit_offsets(info, little):
+    off, out = 0, []
+    while off + 11 <= len(info):
+        length = int.from_bytes(info[off:off + 4], "little" if little else "big")
+        out.append(off)
+        off += 4 + length if length != 0xFFFFFFFF else 12 + int.from_bytes(info[off + 4:off + 12], "little")
+    return out
 
 
 def test_sections_inflated_ahead_are_pyelftools_bytes(monkeypatch):

@@ -6,6 +6,7 @@ skeleton unit's code is its split unit's (dwo.py): that is the unit given."""
 import bisect
 import struct
 from . import unitcache
+from .constants import TAG_partial_unit
 from .units import DwarfError, uint, uleb
 
 #: DW_AT_low_pc, DW_AT_high_pc, DW_AT_ranges
@@ -49,31 +50,35 @@ class UnitMap:
                     if end <= off or end > n:
                         break
                     if off not in covered:
-                        if self._may_have_ranges(info, off):
+                        top = self._top_die(info, off)
+                        if top is None or any(at in _PC_ATTRS for at, _form, _imp in top[1]):
                             cu = self.unit_at(off)
                             if cu.unit_type in (1, 3, 4) and cu.ranges:
                                 for lo, hi in cu.ranges:
                                     entries.append((lo, hi, off))
-                        else:
+                        elif top[0] != TAG_partial_unit:
+                            # (a partial unit, dwz's, is read only where a unit imports it,
+                            # as GDB reads it: it holds no function with code of its own)
                             self._pcless.append(off)
                     off = end
                 except (IndexError, struct.error, ValueError, DwarfError):
                     break
         self._map = self._index(entries)
 
-    def _may_have_ranges(self, info, off):
-        """Whether the top DIE of the unit at ``off`` has pc attributes, by its abbreviation
-        alone: most units .debug_aranges leaves out have no code (an LTO program's early-debug
-        units: 180 of python3.11's), and need not be read."""
+    def _top_die(self, info, off):
+        """(tag, attribute specs) of the top DIE of the unit at ``off``, by its abbreviation
+        alone (None for a unit already read, or unreadable): whether it has pc attributes
+        says whether the unit can have code, and most units .debug_aranges leaves out have
+        none (an LTO program's early-debug units: 180 of python3.11's) and need not be read."""
         if off in self._cus:
-            return True
+            return None
         try:
             cu = self._read_unit_header(info, off)
             code, _pos = uleb(info, cu.die_off)
-            specs = self._abbrevs(cu.abbrev_off)[code][2]
+            tag, _children, specs = self._abbrevs(cu.abbrev_off)[code]
         except (IndexError, KeyError, struct.error, ValueError, DwarfError):
-            return True
-        return any(at in _PC_ATTRS for at, _form, _imp in specs)
+            return None
+        return tag, specs
 
     @staticmethod
     def _index(entries):
