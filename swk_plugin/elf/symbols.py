@@ -272,6 +272,9 @@ class _Rows:
     def named(self, name):
         return [i for i, r in enumerate(self._rows) if r[_NAME] == name]
 
+    def containing(self, word):
+        return [i for i, r in enumerate(self._rows) if word in r[_NAME]]
+
 
 class _Table:
     """One objfile's minimal symbols.  Its entries (one section's, or rows made elsewhere) are
@@ -340,6 +343,15 @@ class _Table:
                 hits += [(r[_VALUE], base + i, r) for r in src.rows(i) if r[_NAME] == name]
         hits.sort(key=lambda h: h[:2])
         return _distinct([h[2] for h in hits])
+
+    def containing(self, word):
+        """The rows whose names contain ``word``, sorted by (address, name)."""
+        hits = []
+        for src, base in zip(self.sources, self.bases):
+            for i in src.containing(word):
+                hits += [(r[_VALUE], r[_NAME], base + i, r) for r in src.rows(i) if word in r[_NAME]]
+        hits.sort(key=lambda h: h[:3])
+        return _distinct([h[3] for h in hits])
 
     def symbol(self, row):
         """The Symbol of a row (one object per row)."""
@@ -545,7 +557,7 @@ class SymbolTable:
                 memo = self._by_word.setdefault(word, {})
                 if not memo:
                     for t in tables:
-                        _index_demangled(memo, (t.symbol(r) for r in t.all_rows() if word in r[_NAME]))
+                        _index_demangled(memo, (t.symbol(r) for r in t.containing(word)))
                     memo.setdefault(None, [])
                 return list(memo.get(name, ()))
             d = {}

@@ -7,6 +7,7 @@ An entry becomes rows only when asked for: a walk names a few pcs of a library w
 hold thousands of symbols, and decoding every one of them (libc's debug file: 10,000) was most
 of a first walk's time in GDB.
 """
+import bisect
 import struct
 import sys
 
@@ -138,26 +139,42 @@ class SymtabEntries:
         if not offs:
             return ()
         self._asked += 1
-        by_offset = self._by_offset
-        if by_offset is None and self._asked > 8:       # asked often: one map for all
-            by_offset = self._by_offset = {}
-            for i, off in enumerate(self.names):
-                by_offset.setdefault(off, []).append(i)
-        hits = []
-        if by_offset is not None:
-            for off in offs:
-                hits += by_offset.get(off, ())
+        if self._by_offset is None and self._asked <= 8:
+            hits, names = [], self.names
+            for off in offs:      # a few names asked: a scan of the column for each is cheaper
+                i = -1
+                try:
+                    while True:
+                        i = names.index(off, i + 1)
+                        hits.append(i)
+                except ValueError:
+                    pass
             return sorted(hits)
-        names = self.names
-        for off in offs:
-            i = -1
-            try:
-                while True:
-                    i = names.index(off, i + 1)
-                    hits.append(i)
-            except ValueError:
-                pass
+        return sorted(i for off in offs for i in self._between(off, off))
+
+    def containing(self, word):
+        """Indices of the entries whose names may contain ``word`` (from each place the string
+        table holds it: the entries whose names start in the same string, at or before it)."""
+        try:
+            want = word.encode("utf-8")
+        except UnicodeError:
+            return range(len(self))
+        strtab, hits = self.strtab, set()
+        pos = strtab.find(want, 1) if want else -1
+        while pos > 0:
+            hits.update(self._between(strtab.rfind(b"\0", 0, pos) + 1, pos))
+            pos = strtab.find(want, pos + 1)
         return sorted(hits)
+
+    def _between(self, lo, hi):
+        """The entries whose st_name lies in [lo, hi]."""
+        index = self._by_offset
+        if index is None:            # entries in st_name order, once
+            names = self.names
+            order = sorted(range(len(names)), key=names.__getitem__)
+            index = self._by_offset = ([names[i] for i in order], order)
+        offs, order = index
+        return order[bisect.bisect_left(offs, lo):bisect.bisect_right(offs, hi)]
 
 
 def _columns(data, count, entsize, is64, little):
