@@ -247,3 +247,31 @@ def test_kept_dies_are_the_dies(tmp_path, monkeypatch):
         (second.counts, first.counts)
     monkeypatch.setenv("SWK_CACHE_DIR", "off")
     assert trees(reader(), funcs) == derived
+
+
+def test_sections_kept_are_not_inflated_ahead(tmp_path, monkeypatch):
+    """elf/ahead.py, which starts inflating a process's DWARF before swk is imported, passes
+    over the sections the disk cache keeps (the readers map those): with libc's debug file's
+    .debug_info kept, it starts no job for it, and still one for each section not kept; with
+    the cache off, one for each."""
+    from swk_plugin.elf import ahead
+    monkeypatch.setenv("SWK_CACHE_DIR", str(tmp_path))
+    dbg = _debug_file()
+    real = os.path.realpath(dbg.path)
+
+    def started():
+        monkeypatch.setattr(ahead, "_JOBS", {})
+        ahead.start([LIBC])
+        jobs = dict(ahead._JOBS)
+        for key in jobs:                  # let the thread finish with them
+            ahead.take(*key)
+        hdrs = {name: (off, size) for name, _t, _f, _a, size, off, _l, _e in dbg.section_headers()}
+        return {name for name, (off, size) in hdrs.items() if (real, off, size) in jobs}
+
+    assert {".debug_info", ".debug_abbrev", ".debug_line"} <= started()
+    secs = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
+    assert secs.get(".debug_info") is not None and ".debug_info" in secs.to_disk
+    left = started()
+    assert ".debug_info" not in left and {".debug_abbrev", ".debug_line"} <= left, left
+    monkeypatch.setenv("SWK_CACHE_DIR", "off")
+    assert ".debug_info" in started()

@@ -19,6 +19,8 @@ import struct
 import zlib
 import _thread
 
+from .cachepath import kept_size
+
 #: The sections a walk's DWARF readers read (dwarf/lines.py's prefetch list), in the order a
 #: first walk needs them: a unit's abbreviations with its DIEs, then names, ranges, lines and
 #: the arguments' locations (a reader waits for its section's turn).
@@ -100,21 +102,25 @@ def _jobs_of(path):
     with open(real, "rb") as f:
         fd = f.fileno()
         shdrs, fmt = _section_headers(fd)
-        jobs = _compressed(real, fd, shdrs, fmt)
-        if jobs:
-            return jobs
         build_id = _build_id(fd, shdrs, fmt)
-    if not build_id or len(build_id) < 2:
+        hexid = build_id.hex() if build_id else None
+        if _has_dwarf(shdrs):
+            return _compressed(real, fd, shdrs, fmt, hexid)
+    if not hexid or len(hexid) < 4:
         return []
-    hexid = build_id.hex()
     debug = os.path.join(DEBUG_DIR, ".build-id", hexid[:2], hexid[2:] + ".debug")
     try:
         with open(debug, "rb") as f:
             fd = f.fileno()
             shdrs, fmt = _section_headers(fd)
-            return _compressed(os.path.realpath(debug), fd, shdrs, fmt)
+            return _compressed(os.path.realpath(debug), fd, shdrs, fmt, hexid)
     except (OSError, struct.error, ValueError, IndexError):
         return []
+
+
+def _has_dwarf(shdrs):
+    h = shdrs.get(b".debug_info")
+    return h is not None and h[0] != SHT_NOBITS and h[3] > 0
 
 
 def _section_headers(fd):
@@ -145,8 +151,9 @@ def _section_headers(fd):
     return out, (e, is64)
 
 
-def _compressed(real, fd, shdrs, fmt):
-    """Jobs for the zlib-compressed (SHF_COMPRESSED) DWARF sections of an open file."""
+def _compressed(real, fd, shdrs, fmt, build_id):
+    """Jobs for the zlib-compressed (SHF_COMPRESSED) DWARF sections of an open file that the
+    disk cache does not keep inflated already."""
     e, is64 = fmt
     hsz = 24 if is64 else 12
     jobs = []
@@ -154,14 +161,17 @@ def _compressed(real, fd, shdrs, fmt):
         h = shdrs.get(name)
         if h is None or h[0] == SHT_NOBITS or not h[1] & SHF_COMPRESSED or h[3] < MIN_RAW:
             continue
+        head = os.pread(fd, hsz, h[2])
+        if is64:
+            ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", head, 0)
+        else:
+            ch_type, size, _align = struct.unpack_from(e + "III", head, 0)
+        if ch_type != 1 or (real, h[2], h[3]) in _JOBS:
+            continue
+        if kept_size(build_id, name.decode(), h[2], h[3], size) == size:
+            continue          # the readers map it from the disk cache
         raw = os.pread(fd, h[3], h[2])
         if len(raw) != h[3]:
-            continue
-        if is64:
-            ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", raw, 0)
-        else:
-            ch_type, size, _align = struct.unpack_from(e + "III", raw, 0)
-        if ch_type != 1 or (real, h[2], h[3]) in _JOBS:
             continue
         job = _JOBS[(real, h[2], h[3])] = _Job(raw, hsz, size)
         jobs.append(job)

@@ -19,9 +19,9 @@ are not kept: inflating them costs less than a file.  Nothing here ever raises.
 """
 import mmap
 import os
-import re
 import time
 from ..cache import LazyPattern
+from .cachepath import cache_dir, cache_path, section_leaf as _section_leaf
 
 MAX_BYTES = 2 << 30
 MIN_SIZE = 16 << 10
@@ -31,32 +31,14 @@ PRUNE_EVERY = 64 << 20
 #: A temporary file older than this is a writer's that died (the CLI ends with os._exit).
 STALE_TMP = 600
 
-_OFF = ("off", "0", "none", "no")
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 #: What prune() may remove: only files named as this module names them, in folders named by a
 #: build-id (SWK_CACHE_DIR may name a folder that holds other things).
 _BUILD_ID = LazyPattern(r"^[0-9a-f]{8,128}$")
 _OURS = LazyPattern(r"^(?:\.tmp-.*|[A-Za-z0-9_.]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+|[A-Za-z0-9_.-]+\.(?:json|blob))$")
 
 
-def cache_dir():
-    """The cache's directory (not made yet), or None when it is off."""
-    env = os.environ.get("SWK_CACHE_DIR")
-    if env is not None:
-        return None if env.strip().lower() in _OFF or not env.strip() else env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "swk")
-
-
 def _path(build_id, leaf):
-    root = cache_dir()
-    if root is None or not build_id:
-        return None
-    return os.path.join(root, _SAFE.sub("_", build_id), _SAFE.sub("_", leaf))
-
-
-def _section_leaf(name, offset, csize, usize):
-    return f"{name.lstrip('.')}-{offset:x}-{csize:x}-{usize:x}"
+    return cache_path(build_id, leaf)
 
 
 # --- inflated sections ------------------------------------------------------------------------
