@@ -4,8 +4,8 @@ A first walk of a program blocked in libc waits for libc6-dbg's .debug_info (2.3
 5.8 MB inflated: 35-55 ms of one processor), and zlib cannot start in the middle of a stream.
 `swk bt --pid` can name the files it will read before it imports anything else
 (linux/inflateahead.py); this module, with nothing but the standard library's built-in parts,
-reads their section headers, finds each one's debug file by build-id, and starts one thread
-inflating their zlib-compressed DWARF, about 15 ms sooner than swk's own readers could.
+reads their section headers, finds each one's debug file by build-id, and starts a thread a
+file inflating its zlib-compressed DWARF, about 15 ms sooner than swk's own readers could.
 
 Nothing here decides what a reader reads: elf/sections.py asks ``take(path, offset, size)`` for
 the bytes of a section it was about to inflate itself, and gets them only where a job was
@@ -30,8 +30,10 @@ SECTIONS = (b".debug_abbrev", b".debug_info", b".debug_str", b".debug_line_str",
 DEBUG_DIR = "/usr/lib/debug"
 SHF_COMPRESSED = 0x800
 SHT_NOTE, SHT_NOBITS = 7, 8
-#: Sections below this are left to the readers (inflating them costs less than waiting).
+#: Sections below this are left to the readers (inflating them costs less than waiting), and
+#: sections inflating to more than MAX_SIZE too (a reader inflates one only as far as it needs).
 MIN_RAW = 16 << 10
+MAX_SIZE = 64 << 20
 
 _JOBS = {}        # (real path, file offset, compressed size) -> _Job
 _OWNER = [0]      # the process whose thread inflates them (a forked worker has no such thread)
@@ -49,21 +51,23 @@ class _Job:
 
 
 def start(paths):
-    """Start inflating the compressed DWARF of ``paths`` (or of their debug files) in one
-    thread; a path that is not an ELF file, or has none, is passed over."""
-    jobs = []
+    """Start inflating the compressed DWARF of ``paths`` (or of their debug files), a thread
+    for each file (a walk that needs libc first does not wait behind the program's own); a
+    path that is not an ELF file, or has none, is passed over."""
+    _OWNER[0] = os.getpid()
     for path in paths:
         try:
-            jobs += _jobs_of(path)
+            jobs = _jobs_of(path)
         except (OSError, struct.error, ValueError, IndexError):
             continue
-    if not jobs:
-        return
-    _OWNER[0] = os.getpid()
-    try:
-        _thread.start_new_thread(_run, (jobs,))
-    except RuntimeError:       # no thread: nothing will be inflated, so nothing is waited for
-        _JOBS.clear()
+        if not jobs:
+            continue
+        try:
+            _thread.start_new_thread(_run, (jobs,))
+        except RuntimeError:   # no thread: nothing will be inflated, so nothing is waited for
+            for key in [k for k, job in _JOBS.items() if job in jobs]:
+                del _JOBS[key]
+            return
 
 
 def take(path, offset, size):
@@ -166,7 +170,7 @@ def _compressed(real, fd, shdrs, fmt, build_id):
             ch_type, _res, size, _align = struct.unpack_from(e + "IIQQ", head, 0)
         else:
             ch_type, size, _align = struct.unpack_from(e + "III", head, 0)
-        if ch_type != 1 or (real, h[2], h[3]) in _JOBS:
+        if ch_type != 1 or size > MAX_SIZE or (real, h[2], h[3]) in _JOBS:
             continue
         if kept_size(build_id, name.decode(), h[2], h[3], size) == size:
             continue          # the readers map it from the disk cache
