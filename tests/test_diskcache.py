@@ -261,6 +261,7 @@ def test_sections_kept_are_not_inflated_ahead(tmp_path, monkeypatch):
 
     def started():
         monkeypatch.setattr(ahead, "_JOBS", {})
+        monkeypatch.setattr(ahead, "_STARTED", [0])
         ahead.start([LIBC])
         jobs = dict(ahead._JOBS)
         for key in jobs:                  # let the thread finish with them

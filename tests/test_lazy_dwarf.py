@@ -335,6 +335,7 @@ def test_a_process_dwarf_inflated_before_swk_is_imported(monkeypatch):
     monkeypatch.setenv("SWK_CACHE_DIR", "off")
     monkeypatch.setattr(inflateahead, "_spare_processor", lambda: True)
     monkeypatch.setattr(ahead, "_JOBS", {})
+    monkeypatch.setattr(ahead, "_STARTED", [0])
     proc = subprocess.Popen(["sleep", "1000"])
     try:
         time.sleep(0.3)
@@ -353,11 +354,22 @@ def test_a_process_dwarf_inflated_before_swk_is_imported(monkeypatch):
         # a section inflating to more than MAX_SIZE is left to its readers (who inflate only
         # as far as they need): with the bound at 2 MiB, libc's 5.8 MB of .debug_info
         monkeypatch.setattr(ahead, "_JOBS", {})
+        monkeypatch.setattr(ahead, "_STARTED", [0])
         monkeypatch.setattr(ahead, "MAX_SIZE", 2 << 20)
         inflateahead.inflate_ahead([proc.pid])
         secs = DebugSections(ElfModule(path=dbg.path, name=dbg.name))
         assert secs._ahead_key(".debug_abbrev") is not None
         assert secs._ahead_key(".debug_info") is None
+        for key in list(ahead._JOBS):
+            ahead.take(*key)
+        # and no more than TOTAL_MAX in all: with it just over .debug_abbrev's size, the rest
+        # of the sections is left to the readers
+        monkeypatch.setattr(ahead, "_JOBS", {})
+        monkeypatch.setattr(ahead, "_STARTED", [0])
+        monkeypatch.setattr(ahead, "TOTAL_MAX", 1 << 20)
+        inflateahead.inflate_ahead([proc.pid])
+        assert secs._ahead_key(".debug_abbrev") is not None
+        assert secs._ahead_key(".debug_line") is None and ahead._STARTED[0] <= 1 << 20
         for key in list(ahead._JOBS):
             ahead.take(*key)
     finally:

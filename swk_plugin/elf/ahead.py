@@ -34,9 +34,13 @@ SHT_NOTE, SHT_NOBITS = 7, 8
 #: sections inflating to more than MAX_SIZE too (a reader inflates one only as far as it needs).
 MIN_RAW = 16 << 10
 MAX_SIZE = 64 << 20
+#: At most this much inflated ahead in all: a process mapping many libraries with their debug
+#: packages installed would otherwise hold all their DWARF, most of it never read.
+TOTAL_MAX = 256 << 20
 
 _JOBS = {}        # (real path, file offset, compressed size) -> _Job
 _OWNER = [0]      # the process whose thread inflates them (a forked worker has no such thread)
+_STARTED = [0]    # bytes to be inflated by the jobs started so far
 
 
 class _Job:
@@ -172,6 +176,8 @@ def _compressed(real, fd, shdrs, fmt, build_id):
             ch_type, size, _align = struct.unpack_from(e + "III", head, 0)
         if ch_type != 1 or size > MAX_SIZE or (real, h[2], h[3]) in _JOBS:
             continue
+        if _STARTED[0] + size > TOTAL_MAX:
+            break
         if kept_size(build_id, name.decode(), h[2], h[3], size) == size:
             continue          # the readers map it from the disk cache
         raw = os.pread(fd, h[3], h[2])
@@ -179,6 +185,7 @@ def _compressed(real, fd, shdrs, fmt, build_id):
             continue
         job = _JOBS[(real, h[2], h[3])] = _Job(raw, hsz, size)
         jobs.append(job)
+        _STARTED[0] += size
     return jobs
 
 
