@@ -373,14 +373,18 @@ def cmd_bt_pid(args, opts, pid, out, tree, nth):
     stack_bytes = DEFAULT_STACK_BYTES if args.stack_bytes is None else args.stack_bytes
     with Tracer(pid) as tracer:
         copier = None
+        # the mappings read once, after the threads are attached (their stacks all mapped)
         if stopped:                          # every thread held until every walk is done
             tracer.stop()
-            tracer.capture(0, read_proc_maps(pid))
+            regions = read_proc_maps(pid)
+            tracer.capture(0, regions)
         elif args.thread is None:            # each paused for its own copy, made when its share is walked
-            copier = _Copier(tracer, stack_bytes, read_proc_maps(pid))
+            copier = _Copier(tracer, stack_bytes, None)
+            regions = copier.regions = read_proc_maps(pid)
         else:                                # each thread paused for its own copy only
-            tracer.copy_each(stack_bytes, read_proc_maps(pid))
-        ps = PtraceProcessState(tracer, live_stacks=stopped)
+            regions = read_proc_maps(pid)
+            tracer.copy_each(stack_bytes, regions)
+        ps = PtraceProcessState(tracer, live_stacks=stopped, regions=regions)
 
         def info(tid):
             snap = tracer.threads.get(tid)
